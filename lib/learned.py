@@ -1,0 +1,179 @@
+"""Learned absolute position embeddings (GPT-2 / BERT style).
+
+A learned table ``P`` of shape ``[max_len, d_model]`` holds one trainable vector per position; the
+input to the first layer is ``x_t = E[token_t] + P[t]`` (Devlin et al. 2019, BERT, arXiv 1810.04805;
+Radford et al. 2019, GPT-2). The table has a hard end: a position ``>= max_len`` has no row, so the
+model cannot run on longer inputs at all — :class:`LearnedPositionalEmbedding` says so with a clear
+``ValueError`` instead of an opaque index error.
+
+Names follow Hugging Face GPT-2 (``wte`` for tokens, ``wpe`` for positions, ``position_ids``).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lib._checks import (
+    check_int,
+    check_integer_tensor,
+    check_ndim,
+    check_positive_float,
+    check_positive_int,
+)
+
+__all__ = ["LearnedPositionalEmbedding", "TokenAndPositionEmbedding", "position_ids"]
+
+#: GPT-2's and BERT's ``initializer_range``: embedding tables start as N(0, 0.02²).
+DEFAULT_INIT_STD = 0.02
+
+
+def _check_index_range(
+    name: str, index: torch.Tensor, size: int, what: str, size_name: str
+) -> None:
+    """Raise ``ValueError`` if some entry of ``index`` is outside ``0 .. size-1``."""
+    if index.numel() == 0:
+        return
+    lowest, highest = int(index.min()), int(index.max())
+    if lowest < 0:
+        raise ValueError(
+            f"{name}: {what} {lowest} is negative: {size_name}={size} (valid {what}s 0..{size - 1})"
+        )
+    if highest >= size:
+        raise ValueError(
+            f"{name}: {what} {highest} is past the table: {size_name}={size} "
+            f"(valid {what}s 0..{size - 1})"
+        )
+
+
+def position_ids(
+    batch: int, seq_len: int, *, offset: int = 0, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """Position ids ``offset, offset+1, …, offset+seq_len−1`` for every row of a batch.
+
+    ``position_ids[b, t] = offset + t``: the absolute positions that index a learned table
+    (Radford et al. 2019, GPT-2; Devlin et al. 2019, BERT, arXiv 1810.04805), named like Hugging
+    Face's ``position_ids``; ``offset`` is the number of tokens already in a KV cache during
+    generation.
+
+    Args:
+        batch: batch size ``B``, an int >= 1.
+        seq_len: sequence length ``T``, an int >= 1.
+        offset: first position, an int >= 0.
+        device: where to create the tensor.
+
+    Returns:
+        ``position_ids: [B, T]`` torch.long.
+
+    Raises:
+        TypeError: an argument is not an int.
+        ValueError: ``batch < 1``, ``seq_len < 1`` or ``offset < 0``.
+    """
+    batch = check_positive_int("batch", batch)
+    seq_len = check_positive_int("seq_len", seq_len)
+    offset = check_int("offset", offset, minimum=0)
+    row = torch.arange(offset, offset + seq_len, dtype=torch.long, device=device)  # [T]
+    return row.unsqueeze(0).repeat(batch, 1)  # [B, T]
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trainable table of absolute position vectors, ``forward(positions) = P[positions]``.
+
+    ``P ∈ R^{max_len × d_model}`` is GPT-2's ``wpe`` / BERT's ``position_embeddings``
+    (Radford et al. 2019; Devlin et al. 2019, arXiv 1810.04805). It is initialised like GPT-2 and
+    BERT, ``P ~ N(0, init_std²)`` with ``init_std = 0.02`` (their ``initializer_range``), not
+    PyTorch's ``nn.Embedding`` default N(0, 1).
+
+    Args:
+        max_len: number of rows, i.e. the longest sequence the model can read
+            (GPT-2: 1024, BERT: 512); an int >= 1.
+        d_model: embedding width, an int >= 1.
+        init_std: standard deviation of the initial weights, a real number > 0.
+
+    Shapes:
+        ``positions: [..., T]`` integer tensor  →  ``[..., T, d_model]`` in the table's dtype.
+
+    Raises:
+        TypeError: (forward) ``positions`` is not an integer tensor.
+        ValueError: (forward) a position is < 0 or >= ``max_len`` (the message gives ``max_len``),
+            or ``positions`` is a 0-d tensor.
+    """
+
+    def __init__(self, max_len: int, d_model: int, *, init_std: float = DEFAULT_INIT_STD) -> None:
+        super().__init__()
+        self.max_len = check_positive_int("max_len", max_len)
+        self.d_model = check_positive_int("d_model", d_model)
+        self.init_std = check_positive_float("init_std", init_std)
+        self.weight = nn.Parameter(torch.empty(self.max_len, self.d_model))  # [max_len, d_model]
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw the table again from N(0, init_std²), as GPT-2's ``_init_weights`` does."""
+        nn.init.normal_(self.weight, mean=0.0, std=self.init_std)
+
+    def forward(self, positions: torch.Tensor) -> torch.Tensor:
+        """Look up ``positions: [..., T]`` (ints in ``0 .. max_len−1``) → ``[..., T, d_model]``."""
+        positions = check_integer_tensor("positions", positions)
+        check_ndim("positions", positions, minimum=1)
+        _check_index_range("positions", positions, self.max_len, "position", "max_len")
+        return F.embedding(positions.long(), self.weight)  # [..., T, d_model]
+
+    def extra_repr(self) -> str:
+        return f"max_len={self.max_len}, d_model={self.d_model}, init_std={self.init_std}"
+
+
+class TokenAndPositionEmbedding(nn.Module):
+    """Token embedding plus learned absolute position embedding, the input layer of GPT-2.
+
+    ``h[..., t, :] = wte[input_ids[..., t]] + wpe[offset + t]`` (Radford et al. 2019, GPT-2;
+    Devlin et al. 2019, BERT, arXiv 1810.04805, without BERT's segment embedding and LayerNorm).
+    Both tables start as N(0, init_std²), ``init_std = 0.02`` like GPT-2.
+
+    Args:
+        vocab_size: number of token ids, an int >= 1.
+        max_len: number of positions, an int >= 1.
+        d_model: embedding width, an int >= 1.
+        init_std: standard deviation of the initial weights, a real number > 0.
+
+    Shapes:
+        ``input_ids: [..., T]`` integer tensor (usually ``[B, T]``)  →  ``[..., T, d_model]``.
+
+    Raises:
+        TypeError: (forward) ``input_ids`` is not an integer tensor, ``offset`` not an int.
+        ValueError: (forward) a token id is outside ``0 .. vocab_size−1``, ``offset < 0``, or
+            ``offset + T > max_len`` (the message gives ``max_len``).
+    """
+
+    def __init__(
+        self, vocab_size: int, max_len: int, d_model: int, *, init_std: float = DEFAULT_INIT_STD
+    ) -> None:
+        super().__init__()
+        self.vocab_size = check_positive_int("vocab_size", vocab_size)
+        self.d_model = check_positive_int("d_model", d_model)
+        init_std = check_positive_float("init_std", init_std)
+        self.wte = nn.Embedding(self.vocab_size, self.d_model)  # [vocab_size, d_model]
+        nn.init.normal_(self.wte.weight, mean=0.0, std=init_std)
+        self.wpe = LearnedPositionalEmbedding(max_len, self.d_model, init_std=init_std)
+
+    @property
+    def max_len(self) -> int:
+        """Number of rows of the position table."""
+        return self.wpe.max_len
+
+    def forward(self, input_ids: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
+        """Embed ``input_ids: [..., T]`` at positions ``offset .. offset+T−1`` → ``[..., T, D]``."""
+        input_ids = check_integer_tensor("input_ids", input_ids)
+        check_ndim("input_ids", input_ids, minimum=1)
+        offset = check_int("offset", offset, minimum=0)
+        _check_index_range("input_ids", input_ids, self.vocab_size, "token id", "vocab_size")
+        seq_len = input_ids.shape[-1]
+        if offset + seq_len > self.max_len:
+            raise ValueError(
+                f"input_ids: {seq_len} tokens starting at offset {offset} need positions up to "
+                f"{offset + seq_len - 1}, past the table: max_len={self.max_len} "
+                f"(valid positions 0..{self.max_len - 1})"
+            )
+        positions = torch.arange(offset, offset + seq_len, device=input_ids.device)  # [T]
+        tokens = self.wte(input_ids.long())  # [..., T, d_model]
+        return tokens + self.wpe(positions)  # [..., T, d_model] + [T, d_model] (broadcast over ...)

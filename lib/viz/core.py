@@ -1,0 +1,225 @@
+"""Shared pieces of every figure: palettes, theme, rounding, and a slider figure that needs no kernel.
+
+Design rules (see the book's chapter template):
+
+- colour-blind-safe colours only: the Okabe–Ito palette for lines and markers, ``cividis`` for
+  sequential heatmaps and ``RdBu_r`` (blue negative, red positive) for
+  signed data centred on zero;
+- a transparent background and a neutral grey grid, so the figure reads in the site's light and dark
+  themes (the site's plotly renderer also switches the font colour with the theme);
+- every number rounded to a few significant digits, so a notebook's saved output is identical on
+  another CPU, BLAS or thread count (nbval compares plotly JSON exactly);
+- sliders built from ``layout.sliders`` steps that toggle trace visibility: they work in the static
+  website, in JupyterLab and in VS Code alike.
+
+A figure's caption and alt text travel in ``fig.layout.meta`` (``{"caption": ..., "alt": ...}``);
+the site's renderer shows the caption under the figure and uses the alt text as its ``aria-label``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+#: Okabe & Ito (2008) qualitative palette, distinguishable with every common colour-vision deficiency.
+OKABE_ITO = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#999999",  # grey (stands in for Okabe-Ito black, which vanishes on a dark page)
+)
+#: Sequential scale for non-negative data (perceptually uniform, colour-blind safe).
+SEQUENTIAL = "Cividis"
+#: Diverging scale for signed data centred on zero (blue negative, red positive).
+DIVERGING = "RdBu_r"
+
+#: Significant digits kept in figure data.
+SIGNIFICANT_DIGITS = 4
+
+
+def rounded(values: torch.Tensor | np.ndarray | Sequence[float], digits: int = SIGNIFICANT_DIGITS):
+    """Round to ``digits`` significant digits and return a numpy array (float64).
+
+    Rounding to significant digits (not decimals) keeps tiny and huge values meaningful; the result is
+    what a figure stores, so two CPUs that differ in the last bits of a float32 give the same JSON.
+    Non-finite values pass through unchanged.
+    """
+    if isinstance(values, torch.Tensor):
+        array = values.detach().to(torch.float64).cpu().numpy()
+    else:
+        array = np.asarray(values, dtype=np.float64)
+    out = array.copy()
+    finite = np.isfinite(out) & (out != 0)
+    magnitude = np.floor(np.log10(np.abs(out[finite])))
+    scale = 10.0 ** (digits - 1 - magnitude)
+    out[finite] = np.round(out[finite] * scale) / scale
+    out[out == 0] = 0.0  # turn -0.0 into 0.0 so the JSON does not flip sign between machines
+    return out
+
+
+def apply_theme(
+    fig: go.Figure,
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+    alt: str | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """Give ``fig`` the book's look (transparent, neutral grid, Okabe–Ito colours) and its caption.
+
+    ``caption`` and ``alt`` go into ``fig.layout.meta``; the website shows the caption under the
+    figure and reads the alt text to screen readers.
+    """
+    meta = dict(fig.layout.meta or {})
+    if caption is not None:
+        meta["caption"] = caption
+    if alt is not None:
+        meta["alt"] = alt
+    elif caption is not None and "alt" not in meta:
+        meta["alt"] = caption
+    fig.update_layout(
+        template="plotly_white",
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        colorway=list(OKABE_ITO),
+        font={"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13},
+        # A slider sits below the plot area, inside the bottom margin.
+        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 130 if fig.layout.sliders else 50},
+        meta=meta or None,
+    )
+    grid = "rgba(128,128,128,0.3)"
+    fig.update_xaxes(gridcolor=grid, zerolinecolor=grid, linecolor=grid)
+    fig.update_yaxes(gridcolor=grid, zerolinecolor=grid, linecolor=grid)
+    if title is not None:
+        fig.update_layout(title={"text": title, "x": 0.02, "xanchor": "left"})
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+def slider_figure(
+    steps: Sequence[Sequence[go.BaseTraceType]],
+    labels: Sequence[str],
+    *,
+    prefix: str = "",
+    active: int = 0,
+    step_titles: Sequence[str] | None = None,
+    static_traces: Sequence[go.BaseTraceType] = (),
+) -> go.Figure:
+    """Build a figure whose slider shows one group of traces at a time (works with no kernel).
+
+    Args:
+        steps: one sequence of traces per slider position; every step must hold the same number of
+            traces (their axes may differ).
+        labels: the slider's label for each step.
+        prefix: text shown before the current label (e.g. ``"position m = "``).
+        active: the step shown first.
+        step_titles: optional figure title for each step.
+        static_traces: traces shown at every step (e.g. a reference curve).
+
+    Returns:
+        A figure with ``len(steps) * traces_per_step + len(static_traces)`` traces and one slider.
+    """
+    if len(steps) == 0:
+        raise ValueError("steps must hold at least one step")
+    if len(labels) != len(steps):
+        raise ValueError(f"labels must have one entry per step ({len(steps)}), got {len(labels)}")
+    per_step = len(steps[0])
+    if any(len(s) != per_step for s in steps):
+        raise ValueError("every step must hold the same number of traces")
+    if not 0 <= active < len(steps):
+        raise ValueError(f"active must be in [0, {len(steps) - 1}], got {active}")
+    if step_titles is not None and len(step_titles) != len(steps):
+        raise ValueError("step_titles must have one entry per step")
+
+    fig = go.Figure()
+    for trace in static_traces:
+        fig.add_trace(trace)
+    n_static = len(static_traces)
+    for k, group in enumerate(steps):
+        for trace in group:
+            trace.visible = k == active
+            fig.add_trace(trace)
+
+    slider_steps = []
+    for k, label in enumerate(labels):
+        visible = [True] * n_static + [
+            j == k for j in range(len(steps)) for _ in range(per_step)
+        ]
+        layout_args = {"title.text": step_titles[k]} if step_titles is not None else {}
+        slider_steps.append(
+            {"method": "update", "label": str(label), "args": [{"visible": visible}, layout_args]}
+        )
+    fig.update_layout(
+        sliders=[
+            {
+                "active": active,
+                "currentvalue": {"prefix": prefix},
+                "pad": {"t": 50},
+                "y": 0,
+                "yanchor": "top",
+                "steps": slider_steps,
+            }
+        ]
+    )
+    if step_titles is not None:
+        fig.update_layout(title={"text": step_titles[active]})
+    return fig
+
+
+def heatmap_slider(
+    matrices: Sequence[torch.Tensor | np.ndarray],
+    labels: Sequence[str],
+    *,
+    prefix: str = "",
+    x: Sequence[float] | None = None,
+    y: Sequence[float] | None = None,
+    x_title: str = "",
+    y_title: str = "",
+    colorscale: str = DIVERGING,
+    zmid: float | None = 0.0,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    hover: str = "x=%{x}<br>y=%{y}<br>value=%{z:.3f}<extra></extra>",
+    active: int = 0,
+) -> go.Figure:
+    """A heatmap per slider step (e.g. one per head or per layer), rows drawn top to bottom.
+
+    ``matrices[k]`` is a 2-D array ``[rows, cols]``. One shared colour range (``zmin``/``zmax``, or
+    symmetric about ``zmid``) keeps the steps comparable.
+    """
+    arrays = [rounded(m) for m in matrices]
+    if any(a.ndim != 2 for a in arrays):
+        raise ValueError("every matrix must be 2-D [rows, cols]")
+    finite = np.concatenate([a[np.isfinite(a)].ravel() for a in arrays])
+    if zmin is None or zmax is None:
+        if zmid is not None and finite.size:
+            bound = float(np.max(np.abs(finite - zmid)))
+            zmin, zmax = zmid - bound, zmid + bound
+        elif finite.size:
+            zmin, zmax = float(finite.min()), float(finite.max())
+    steps = [
+        [
+            go.Heatmap(
+                z=np.where(np.isfinite(a), a, None).tolist(),
+                x=list(x) if x is not None else None,
+                y=list(y) if y is not None else None,
+                colorscale=colorscale,
+                zmin=zmin,
+                zmax=zmax,
+                hovertemplate=hover,
+            )
+        ]
+        for a in arrays
+    ]
+    fig = slider_figure(steps, labels, prefix=prefix, active=active)
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, autorange="reversed")
+    return fig

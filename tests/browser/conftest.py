@@ -1,0 +1,133 @@
+"""Fixtures for the real-browser tests: the built site served on localhost, and headless Chromium.
+
+These tests need ``_build/html`` (``make book``) and Debian's ``chromium`` (``/usr/bin/chromium``,
+or the path in ``$CHROMIUM``). Playwright drives that browser; it never downloads one of its own.
+Every request to a host other than the local server is blocked and recorded: the site must read
+offline.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).is_file():
+        pytest.fail(
+            f"Chromium not found at {path}: install Debian's chromium (apt-get install chromium) "
+            "or set $CHROMIUM; `make test` does this for you when run as root."
+        )
+    return path
+
+
+def site_pages() -> list[str]:
+    """Every HTML page of the built site, relative to its root (index.html is a redirect)."""
+    if not (SITE / "intro.html").is_file():
+        return []
+    pages = []
+    for path in sorted(SITE.rglob("*.html")):
+        rel = path.relative_to(SITE).as_posix()
+        if rel.startswith(("_static/", "_sources/", "_sphinx_design_static/")) or rel == "index.html":
+            continue
+        pages.append(rel)
+    return pages
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url():
+    if not (SITE / "intro.html").is_file():
+        pytest.fail(f"no built site at {SITE}: run `make book` first")
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageRecorder:
+    """A browser page that records console errors, page errors and requests that leave the site."""
+
+    def __init__(self, browser, site_url: str, color_scheme: str = "light"):
+        self.context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, color_scheme=color_scheme
+        )
+        self.page = self.context.new_page()
+        self.console_errors: list[str] = []
+        self.external_requests: list[str] = []
+        self.failed_requests: list[str] = []
+        local_host = urlparse(site_url).netloc
+        self.page.on(
+            "console",
+            lambda msg: self.console_errors.append(msg.text) if msg.type == "error" else None,
+        )
+        self.page.on("pageerror", lambda exc: self.console_errors.append(f"pageerror: {exc}"))
+        self.page.on(
+            "requestfailed",
+            lambda req: self.failed_requests.append(req.url)
+            if urlparse(req.url).netloc == local_host
+            else None,
+        )
+
+        def route(route):
+            if urlparse(route.request.url).netloc in (local_host, ""):
+                route.continue_()
+            else:
+                self.external_requests.append(route.request.url)
+                route.abort()
+
+        self.page.route("**/*", route)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def recorder_factory(browser, site_url):
+    made: list[PageRecorder] = []
+
+    def make(color_scheme: str = "light") -> PageRecorder:
+        rec = PageRecorder(browser, site_url, color_scheme)
+        made.append(rec)
+        return rec
+
+    yield make
+    for rec in made:
+        rec.close()

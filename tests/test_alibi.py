@@ -1,0 +1,181 @@
+"""Tests for lib.alibi: slopes for every n, bias forms, BLOOM/MPT agreement, softmax equivalence."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
+
+
+def official_get_slopes(n: int) -> list[float]:
+    """get_slopes of the official ALiBi repository (ofirpress/attention_with_linear_biases)."""
+
+    def get_slopes_power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (
+        get_slopes_power_of_2(closest_power_of_2)
+        + official_get_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
+    )
+
+
+# ---------------------------------------------------------------- slopes
+
+
+@pytest.mark.parametrize("n", range(1, 65))
+def test_slopes_follow_official_rule_for_every_n(n):
+    slopes = alibi_slopes(n)
+    assert slopes.shape == (n,) and slopes.dtype == torch.float32
+    expected = torch.tensor(official_get_slopes(n), dtype=torch.float64)
+    torch.testing.assert_close(slopes.double(), expected, rtol=1e-7, atol=0)
+    assert torch.all((slopes > 0) & (slopes < 1))
+    assert len(set(slopes.tolist())) == n  # no two heads share a slope
+
+
+def test_slopes_pinned_power_of_two():
+    assert alibi_slopes(8).tolist() == [
+        1 / 2,
+        1 / 4,
+        1 / 8,
+        1 / 16,
+        1 / 32,
+        1 / 64,
+        1 / 128,
+        1 / 256,
+    ]
+    assert alibi_slopes(1).tolist() == [1 / 256]
+    assert alibi_slopes(2).tolist() == [1 / 16, 1 / 256]
+    # n = 16: 2^(-k/2), k = 1..16
+    torch.testing.assert_close(
+        alibi_slopes(16), torch.tensor([2 ** (-k / 2) for k in range(1, 17)])
+    )
+
+
+def test_slopes_pinned_12():
+    # c = 8: 2^-1 .. 2^-8, then 1st, 3rd, 5th, 7th of the 16-head list 2^(-k/2): k = 1, 3, 5, 7
+    expected = [2.0**-k for k in range(1, 9)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5]
+    torch.testing.assert_close(alibi_slopes(12), torch.tensor(expected), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 6, 7, 8, 12, 16, 20, 24, 32, 40, 64, 71, 112])
+def test_bloom_form_matches_transformers(n):
+    pytest.importorskip("transformers")
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    seq_len = 7
+    theirs = build_alibi_tensor(torch.ones(1, seq_len), n, torch.float32)  # [1 * n, 1, T]
+    ours = alibi_bias_bloom(n, seq_len)
+    assert ours.shape == theirs.shape == (n, 1, seq_len)
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)
+    torch.testing.assert_close(
+        ours[:, 0, 1], alibi_slopes(n), rtol=0, atol=0
+    )  # j = 1 column: slopes
+
+
+@pytest.mark.parametrize("n", [3, 6, 8, 12, 24, 32, 48])
+def test_relative_form_matches_transformers_mpt(n):
+    pytest.importorskip("transformers")
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    seq_len = 9
+    theirs = build_mpt_alibi_tensor(
+        n, seq_len
+    )  # [n, 1, T]: slope * (j - (T - 1)), the last query row
+    ours = alibi_bias(n, seq_len, causal=True)[:, seq_len - 1 : seq_len, :]
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)
+
+
+# ---------------------------------------------------------------- bias
+
+
+def test_bias_pinned_small():
+    # n = 2: slopes 2^-4, 2^-8
+    inf = float("inf")
+    expected0 = torch.tensor([[0, -inf, -inf], [-1 / 16, 0, -inf], [-2 / 16, -1 / 16, 0]])
+    expected1 = (
+        torch.tensor([[0, 1 / 256, 2 / 256], [1 / 256, 0, 1 / 256], [2 / 256, 1 / 256, 0]]) * -1
+    )
+    bias = alibi_bias(2, 3)
+    assert bias.shape == (2, 3, 3) and bias.dtype == torch.float32
+    assert torch.equal(bias[0], expected0)
+    assert torch.equal(alibi_bias(2, 3, causal=False)[1], expected1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 20), t=st.integers(1, 24))
+def test_bias_structure(n, t):
+    slopes = alibi_slopes(n).double()
+    causal = alibi_bias(n, t).double()
+    full = alibi_bias(n, t, causal=False).double()
+    i = torch.arange(t)[:, None]
+    j = torch.arange(t)[None, :]
+    lower = (j <= i).expand(n, t, t)
+    assert torch.all(torch.isneginf(causal[~lower]))
+    assert torch.all(causal[lower] <= 0)
+    torch.testing.assert_close(causal[lower], full[lower])
+    torch.testing.assert_close(full, full.transpose(1, 2))  # symmetric without the mask
+    expected = -slopes[:, None, None] * (i - j).abs().double()  # [n, t, t]
+    torch.testing.assert_close(full, expected, rtol=1e-6, atol=0)
+    # Toeplitz: every diagonal is constant (depends only on i - j)
+    for off in range(-t + 1, t):
+        diag = torch.diagonal(full, offset=off, dim1=1, dim2=2)
+        assert torch.all(diag == diag[:, :1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 12), t=st.integers(1, 16), seed=st.integers(0, 2**16))
+def test_key_only_form_equals_relative_form_after_causal_softmax(n, t, seed):
+    gen = torch.Generator().manual_seed(seed)
+    scores = torch.randn(2, n, t, t, generator=gen, dtype=torch.float64) * 3
+    causal_mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+    relative = torch.softmax(scores + alibi_bias(n, t).double(), dim=-1)
+    key_only = (scores + alibi_bias_bloom(n, t).double()).masked_fill(causal_mask, float("-inf"))
+    torch.testing.assert_close(torch.softmax(key_only, dim=-1), relative, atol=1e-6, rtol=0)
+    # the difference of the biases on the visible entries is slope * i, constant along each row
+    diff = (alibi_bias_bloom(n, t) - alibi_bias(n, t)).double()  # [n, t, t]
+    slopes = alibi_slopes(n).double()
+    for i in range(t):
+        torch.testing.assert_close(
+            diff[:, i, : i + 1], (slopes * i)[:, None].expand(n, i + 1), rtol=1e-6, atol=1e-6
+        )
+
+
+def test_key_only_form_differs_without_causal_mask():
+    scores = torch.zeros(1, 4, 6, 6)
+    a = torch.softmax(scores + alibi_bias(4, 6, causal=False), dim=-1)
+    b = torch.softmax(scores + alibi_bias_bloom(4, 6), dim=-1)
+    assert not torch.allclose(a, b, atol=1e-3)
+
+
+# ---------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [(0, ValueError), (-3, ValueError), (2.0, TypeError), (True, TypeError), ("8", TypeError)],
+)
+def test_slopes_errors(bad, error):
+    with pytest.raises(error, match="n_heads"):
+        alibi_slopes(bad)
+
+
+def test_bias_errors():
+    for fn in (alibi_bias, alibi_bias_bloom):
+        with pytest.raises(ValueError, match="n_heads"):
+            fn(0, 4)
+        with pytest.raises(ValueError, match="seq_len"):
+            fn(4, 0)
+        with pytest.raises(TypeError, match="seq_len"):
+            fn(4, 3.5)
+    with pytest.raises(TypeError, match="causal"):
+        alibi_bias(4, 4, causal="yes")
