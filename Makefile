@@ -67,7 +67,8 @@ format: setup
 
 # Debian's chromium for the real-browser tests (Playwright drives it; it never downloads a browser).
 chromium:
-	@if command -v chromium >/dev/null 2>&1 || test -n "$$CHROMIUM"; then :; \
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| test -n "$$CHROMIUM"; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "Installing Debian's chromium for the browser tests..."; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \

@@ -19,7 +19,8 @@ from urllib.parse import urlparse
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
+# BOOK_SITE lets a second build (e.g. jupyter-book build . --path-output /tmp/x) be tested.
+SITE = Path(os.environ.get("BOOK_SITE", ROOT / "_build" / "html"))
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -33,7 +34,12 @@ CHROMIUM_ARGS = [
 
 
 def chromium_path() -> str:
-    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    path = (
+        os.environ.get("CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or "/usr/bin/chromium"
+    )
     if not Path(path).is_file():
         pytest.fail(
             f"Chromium not found at {path}: install Debian's chromium (apt-get install chromium) "

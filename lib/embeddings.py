@@ -1,0 +1,290 @@
+"""From token IDs to vectors: lookup, one-hot, and what an embedding table costs (chapter 1).
+
+An embedding table ``E: [V, d_model]`` holds one row per token of the vocabulary. Looking a token up
+is row indexing, ``E[id]``, which equals the one-hot vector of the id times the table,
+``one_hot(id) @ E`` (the one-hot row picks exactly one row of E). Frameworks implement the lookup,
+never the product: it costs O(d) per token instead of O(V·d).
+
+This module also does the memory arithmetic for real tables (``V × d_model × bytes per element``),
+builds a table on PyTorch's ``meta`` device (shapes and sizes with no memory allocated), and shows
+that a backward pass through a lookup touches only the looked-up rows (a sparse gradient).
+"""
+
+from __future__ import annotations
+
+import math
+import torch
+from torch import nn
+
+from lib._checks import (
+    check_choice,
+    check_floating,
+    check_int,
+    check_integer_tensor,
+    check_positive_int,
+)
+
+__all__ = [
+    "DTYPE_BYTES",
+    "REAL_EMBEDDING_CONFIGS",
+    "embedding_on_meta",
+    "embedding_table_bytes",
+    "format_bytes",
+    "lookup",
+    "lookup_gradient",
+    "one_hot",
+    "parameter_bytes",
+    "sparse_grad_rows",
+]
+
+
+def _check_ids_in_range(ids: torch.Tensor, vocab_size: int) -> None:
+    if ids.numel() == 0:
+        return
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"ids must lie in [0, {vocab_size - 1}] (vocab_size = {vocab_size}), got id {bad}"
+        )
+
+
+def one_hot(ids: torch.Tensor, vocab_size: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """One-hot vectors of token ids: ``out[..., v] = 1`` if ``ids[...] == v`` else 0.
+
+    The textbook encoding of a token before an embedding (e.g. Mikolov et al. 2013, arXiv
+    1301.3781, section 2); ``one_hot(ids, V) @ E == lookup(ids, E)``.
+
+    Shapes: ``ids: [...]`` integer tensor with 0 <= id < vocab_size -> ``[..., vocab_size]``.
+
+    Raises:
+        TypeError: ``ids`` is not an integer tensor. ValueError: an id is out of range.
+    """
+    ids = check_integer_tensor("ids", ids)
+    vocab_size = check_positive_int("vocab_size", vocab_size)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    _check_ids_in_range(ids, vocab_size)
+    out = torch.zeros(*ids.shape, vocab_size, dtype=dtype, device=ids.device)  # [..., V]
+    out.scatter_(-1, ids.long().unsqueeze(-1), 1.0)
+    return out
+
+
+def lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Embedding lookup, i.e. row indexing: ``out[...] = table[ids[...]]``.
+
+    Equal to ``one_hot(ids, V) @ table`` and to ``torch.nn.functional.embedding(ids, table)``;
+    the input embedding of every transformer LM (Vaswani et al. 2017, arXiv 1706.03762, section 3.4).
+
+    Shapes: ``ids: [...]`` integer, ``table: [V, d]`` floating -> ``[..., d]``.
+
+    Raises:
+        TypeError: ``ids`` not integer or ``table`` not floating. ValueError: ``table`` not 2-D, or
+        an id outside [0, V − 1].
+    """
+    ids = check_integer_tensor("ids", ids)
+    table = check_floating("table", table)
+    if table.dim() != 2:
+        raise ValueError(f"table must be 2-D [V, d], got shape {tuple(table.shape)}")
+    _check_ids_in_range(ids, table.shape[0])
+    return table[ids]  # [..., d]
+
+
+def lookup_gradient(
+    ids: torch.Tensor, table: torch.Tensor, upstream: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Gradient of L = Σ upstream · lookup(ids, table) with respect to the table: ``[V, d]``.
+
+    Row r of the gradient is the sum of ``upstream`` over the positions where ``ids == r``, so every
+    row that was not looked up gets exactly zero: ∂L/∂E[r] = Σ_{t: ids_t = r} upstream_t. (This is why
+    ``nn.Embedding(sparse=True)`` can return a sparse gradient.)
+
+    Shapes: ``ids: [...]``, ``table: [V, d]``, ``upstream: [..., d]`` (default all ones) -> ``[V, d]``.
+    The table itself is not modified; the gradient is computed on a detached copy.
+    """
+    ids = check_integer_tensor("ids", ids)
+    table = check_floating("table", table)
+    leaf = table.detach().clone().requires_grad_(True)
+    out = lookup(ids, leaf)  # [..., d]
+    if upstream is None:
+        upstream = torch.ones_like(out)
+    else:
+        upstream = check_floating("upstream", upstream)
+        if upstream.shape != out.shape:
+            raise ValueError(
+                f"upstream must have the lookup's shape {tuple(out.shape)} ([..., d]), got "
+                f"{tuple(upstream.shape)}"
+            )
+    (out * upstream).sum().backward()
+    return leaf.grad
+
+
+def sparse_grad_rows(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """The rows of ``table`` whose gradient is nonzero after one backward through ``lookup(ids, table)``.
+
+    With an all-ones upstream gradient these are exactly the distinct looked-up ids (sorted): the
+    other V − |unique(ids)| rows receive zero gradient (see :func:`lookup_gradient`).
+
+    Shapes: ``ids: [...]``, ``table: [V, d]`` -> ``LongTensor [n_rows]``, sorted ascending.
+    """
+    grad = lookup_gradient(ids, table)  # [V, d]
+    return torch.nonzero(grad.abs().sum(dim=-1) > 0).flatten()
+
+
+# --- memory of real tables -------------------------------------------------------------------
+
+#: Bytes per element of common storage formats (weights only; a quantised format's per-block
+#: scales are extra). "fp8" is any 8-bit float (e4m3 / e5m2); "int4" packs two values per byte.
+DTYPE_BYTES: dict[str, float] = {
+    "float32": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "int8": 1,
+    "fp8": 1,
+    "int4": 0.5,
+}
+
+_TORCH_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+
+def embedding_table_bytes(vocab_size: int, d_model: int, dtype: str = "bfloat16") -> int:
+    """Bytes of an embedding table: ``vocab_size × d_model × DTYPE_BYTES[dtype]`` (rounded up).
+
+    Example: Llama 3 8B (Meta 2024, arXiv 2407.21783), 128,256 × 4,096 × 2 B in bfloat16
+    = 1,050,673,152 B. ``dtype`` is a key of :data:`DTYPE_BYTES`; the result is an int (int4 rounds
+    up to whole bytes).
+    """
+    vocab_size = check_positive_int("vocab_size", vocab_size)
+    d_model = check_positive_int("d_model", d_model)
+    dtype = check_choice("dtype", dtype, tuple(DTYPE_BYTES))
+    return math.ceil(vocab_size * d_model * DTYPE_BYTES[dtype])
+
+
+_DECIMAL_UNITS = (("B", "B", 0), ("kB", "KiB", 1), ("MB", "MiB", 2), ("GB", "GiB", 3), ("TB", "TiB", 4))
+
+
+def format_bytes(n: int, unit: str | None = None) -> str:
+    """A byte count in decimal and binary units: ``format_bytes(1_050_673_152) == "1.05 GB (0.98 GiB)"``.
+
+    Decimal units are powers of 1000 (1 GB = 10^9 B), binary ones powers of 1024 (1 GiB = 2^30 B),
+    as IEC 80000-13 defines them. ``unit`` (``"kB"``, ``"MB"``, ``"GB"``, ``"TB"``) forces the
+    decimal unit; by default the largest one with a value >= 1 is used, with the binary unit of the
+    same rank. Values have two decimals; below 1 kB the count is printed as ``"512 B"``.
+    """
+    n = check_int("n", n, minimum=0)
+    names = tuple(u[0] for u in _DECIMAL_UNITS[1:])
+    if unit is None:
+        rank = 0
+        while rank + 1 < len(_DECIMAL_UNITS) and n >= 1000 ** (rank + 1):
+            rank += 1
+    else:
+        unit = check_choice("unit", unit, names)
+        rank = names.index(unit) + 1
+    if rank == 0:
+        return f"{n} B"
+    decimal, binary, power = _DECIMAL_UNITS[rank]
+    return f"{n / 1000**power:.2f} {decimal} ({n / 1024**power:.2f} {binary})"
+
+
+#: Embedding-table facts of real models, copied from each model's Hugging Face ``config.json``
+#: (``source`` is the repo id). ``tie_word_embeddings``: whether the published LM head shares the
+#: input table (for GPT-2 and BERT the config leaves it at the library default, True); ``None`` for
+#: all-MiniLM-L6-v2, a sentence encoder published without any LM head. GPT-2 names the width
+#: ``n_embd``; it is stored here as ``hidden_size``.
+REAL_EMBEDDING_CONFIGS: dict[str, dict[str, object]] = {
+    "GPT-2 small": {
+        "vocab_size": 50257,
+        "hidden_size": 768,
+        "tie_word_embeddings": True,
+        "source": "openai-community/gpt2",
+    },
+    "BERT-base-uncased": {
+        "vocab_size": 30522,
+        "hidden_size": 768,
+        "tie_word_embeddings": True,
+        "source": "google-bert/bert-base-uncased",
+    },
+    "all-MiniLM-L6-v2": {
+        "vocab_size": 30522,
+        "hidden_size": 384,
+        "tie_word_embeddings": None,
+        "source": "sentence-transformers/all-MiniLM-L6-v2",
+    },
+    "Llama-2-7B": {
+        "vocab_size": 32000,
+        "hidden_size": 4096,
+        "tie_word_embeddings": False,
+        "source": "meta-llama/Llama-2-7b-hf",
+    },
+    "Mistral-7B-v0.1": {
+        "vocab_size": 32000,
+        "hidden_size": 4096,
+        "tie_word_embeddings": False,
+        "source": "mistralai/Mistral-7B-v0.1",
+    },
+    "Llama-3-8B": {
+        "vocab_size": 128256,
+        "hidden_size": 4096,
+        "tie_word_embeddings": False,
+        "source": "meta-llama/Meta-Llama-3-8B",
+    },
+    "Llama-3.2-1B": {
+        "vocab_size": 128256,
+        "hidden_size": 2048,
+        "tie_word_embeddings": True,
+        "source": "meta-llama/Llama-3.2-1B",
+    },
+    "Qwen2.5-7B": {
+        "vocab_size": 152064,
+        "hidden_size": 3584,
+        "tie_word_embeddings": False,
+        "source": "Qwen/Qwen2.5-7B",
+    },
+    "Gemma-2-2B": {
+        "vocab_size": 256000,
+        "hidden_size": 2304,
+        "tie_word_embeddings": True,
+        "source": "google/gemma-2-2b",
+    },
+}
+
+
+def _torch_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        if not dtype.is_floating_point:
+            raise TypeError(f"dtype must be a floating torch.dtype, got {dtype}")
+        return dtype
+    return _TORCH_DTYPES[check_choice("dtype", dtype, tuple(_TORCH_DTYPES))]
+
+
+def embedding_on_meta(
+    vocab_size: int, d_model: int, dtype: str | torch.dtype = "float32"
+) -> nn.Embedding:
+    """An ``nn.Embedding(vocab_size, d_model)`` on PyTorch's ``meta`` device: shapes, no memory.
+
+    A meta tensor records shape and dtype but owns no storage, so
+    ``embedding_on_meta(128256, 4096)`` describes Llama 3 8B's 2.1 GB float32 table without
+    allocating it (a real ``nn.Embedding(128256, 4096)`` peaks at about 2.2 GB of RSS, beyond a
+    2 GB Binder limit). Its size is ``parameter_bytes(module)``.
+
+    Shapes: ``weight: [vocab_size, d_model]``; ``dtype`` is ``"float32"``, ``"bfloat16"``,
+    ``"float16"`` or a floating ``torch.dtype``.
+    """
+    vocab_size = check_positive_int("vocab_size", vocab_size)
+    d_model = check_positive_int("d_model", d_model)
+    return nn.Embedding(vocab_size, d_model, device="meta", dtype=_torch_dtype(dtype))
+
+
+def parameter_bytes(module: nn.Module) -> int:
+    """Bytes held by a module's parameters, each shared parameter counted once: Σ numel × element size.
+
+    Works on the ``meta`` device (it reads shapes and dtypes only).
+    """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    return sum(p.numel() * p.element_size() for p in module.parameters())  # parameters() dedups
+
