@@ -23,7 +23,8 @@ export JUPYTER_PLATFORM_DIRS := 1
 NBVAL := $(BIN)/pytest --nbval chapters --nbval-current-env \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider
 
-.PHONY: setup book build-strict test test-lib test-nbval test-browser lint format chromium \
+.PHONY: setup book build-strict test test-offline test-lib test-nbval test-nbval-1thread \
+	test-browser lint format chromium \
 	serve execute bench test-latest clean
 
 setup: $(STAMP)
@@ -45,14 +46,22 @@ book: setup
 build-strict: setup
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 
-test: setup chromium lint test-lib test-nbval build-strict test-browser
+# Everything after setup runs with no network (scripts/offline.sh: a network namespace on CI).
+test: setup chromium
+	scripts/offline.sh $(MAKE) --no-print-directory test-offline
 	@echo "All tests passed."
+
+test-offline: lint test-lib test-nbval test-nbval-1thread build-strict test-browser
 
 test-lib: setup
 	$(BIN)/pytest tests -m "not browser" -q
 
 test-nbval: setup
 	$(NBVAL) -q
+
+# Determinism: the same saved outputs with one thread as with the default thread count.
+test-nbval-1thread: setup
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(NBVAL) -q
 
 test-browser: setup chromium
 	$(BIN)/pytest tests -m browser -q

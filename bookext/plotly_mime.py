@@ -20,7 +20,7 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from docutils import nodes
 
@@ -48,8 +48,11 @@ def figure_html(figure: dict, div_id: str) -> str:
     caption = meta.get("caption")
     alt = meta.get("alt") or caption or "Interactive figure"
     payload = json.dumps(
-        {"data": figure.get("data", []), "layout": figure.get("layout", {}),
-         "frames": figure.get("frames", [])},
+        {
+            "data": figure.get("data", []),
+            "layout": figure.get("layout", {}),
+            "frames": figure.get("frames", []),
+        },
         separators=(",", ":"),
         sort_keys=True,
     )
@@ -72,7 +75,10 @@ class PlotlyMimeRenderer:
     """myst-nb mime renderer: plotly JSON -> a self-contained ``<figure>`` on HTML pages."""
 
     # Prefer plotly's JSON over any text/html or image fallback in HTML builds.
-    mime_priority_overrides = [("html", PLOTLY_MIME, 1), ("dirhtml", PLOTLY_MIME, 1)]
+    mime_priority_overrides: ClassVar[list[tuple[str, str, int]]] = [
+        ("html", PLOTLY_MIME, 1),
+        ("dirhtml", PLOTLY_MIME, 1),
+    ]
 
     @staticmethod
     def handle_mime(renderer: Any, data: Any, inline: bool) -> list[nodes.Element] | None:

@@ -67,7 +67,9 @@ def check_integer_tensor(name: str, value: object) -> torch.Tensor:
     """Return ``value`` if it is an integer-dtype tensor (positions, token ids)."""
     value = check_tensor(name, value)
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
-        raise TypeError(f"{name} must be an integer tensor (e.g. torch.long), got dtype {value.dtype}")
+        raise TypeError(
+            f"{name} must be an integer tensor (e.g. torch.long), got dtype {value.dtype}"
+        )
     return value
 
 

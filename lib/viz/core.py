@@ -150,9 +150,7 @@ def slider_figure(
 
     slider_steps = []
     for k, label in enumerate(labels):
-        visible = [True] * n_static + [
-            j == k for j in range(len(steps)) for _ in range(per_step)
-        ]
+        visible = [True] * n_static + [j == k for j in range(len(steps)) for _ in range(per_step)]
         layout_args = {"title.text": step_titles[k]} if step_titles is not None else {}
         slider_steps.append(
             {"method": "update", "label": str(label), "args": [{"visible": visible}, layout_args]}

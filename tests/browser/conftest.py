@@ -55,14 +55,17 @@ def site_pages() -> list[str]:
     pages = []
     for path in sorted(SITE.rglob("*.html")):
         rel = path.relative_to(SITE).as_posix()
-        if rel.startswith(("_static/", "_sources/", "_sphinx_design_static/")) or rel == "index.html":
+        if (
+            rel.startswith(("_static/", "_sources/", "_sphinx_design_static/"))
+            or rel == "index.html"
+        ):
             continue
         pages.append(rel)
     return pages
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+    def log_message(self, format, *args):
         pass
 
 
@@ -107,9 +110,11 @@ class PageRecorder:
         self.page.on("pageerror", lambda exc: self.console_errors.append(f"pageerror: {exc}"))
         self.page.on(
             "requestfailed",
-            lambda req: self.failed_requests.append(req.url)
-            if urlparse(req.url).netloc == local_host
-            else None,
+            lambda req: (
+                self.failed_requests.append(req.url)
+                if urlparse(req.url).netloc == local_host
+                else None
+            ),
         )
 
         def route(route):

@@ -50,8 +50,9 @@ def test_binder_button_opens_this_notebook(page):
 def test_colab_button_opens_this_notebook(page):
     notebook = page.replace(".html", ".ipynb")
     colab = [h for h in _hrefs(page) if h.startswith(CONFIG["launch_buttons"]["colab_url"])]
-    assert colab == [f"{CONFIG['launch_buttons']['colab_url']}/github/{OWNER_REPO}/blob/{BRANCH}/"
-                     f"{notebook}"]
+    assert colab == [
+        f"{CONFIG['launch_buttons']['colab_url']}/github/{OWNER_REPO}/blob/{BRANCH}/{notebook}"
+    ]
 
 
 @pytest.mark.parametrize("page", CHAPTERS)

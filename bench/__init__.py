@@ -1,0 +1,1 @@
+"""The project's benchmark: `make bench` (python -m bench.run). Results: bench/results.{md,json}."""
