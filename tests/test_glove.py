@@ -1,0 +1,182 @@
+"""Tests for lib.glove: co-occurrence counts, the weighting function, the loss, training."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.corpus import generate_corpus
+from lib.glove import (
+    COOCCURRENCE_WEIGHTINGS,
+    cooccurrence_matrix,
+    glove_loss,
+    glove_weight,
+    train_glove,
+)
+from lib.word2vec import analogy, build_vocab
+
+# --- co-occurrence -----------------------------------------------------------------------------
+
+
+def test_cooccurrence_pinned_harmonic():
+    sentences = [["a", "b", "c"], ["c", "a"]]
+    vocab = build_vocab(sentences)  # a=0, c=1, b=2
+    X = cooccurrence_matrix(sentences, vocab, window=2)
+    a, c, b = vocab.id("a"), vocab.id("c"), vocab.id("b")
+    expected = torch.zeros(3, 3, dtype=torch.float64)
+    for i, j, w in [(a, b, 1.0), (b, c, 1.0), (a, c, 0.5), (c, a, 1.0)]:  # (a, c) at distance 2
+        expected[i, j] += w
+        expected[j, i] += w
+    assert X.dtype == torch.float64
+    torch.testing.assert_close(X, expected)
+
+
+def test_cooccurrence_uniform_and_across_sentences():
+    sentences = [["a", "b"], ["c"]]
+    vocab = build_vocab(sentences)  # a, b, c
+    within = cooccurrence_matrix(sentences, vocab, window=2, weighting="uniform")
+    assert within.tolist() == [[0, 1, 0], [1, 0, 0], [0, 0, 0]]
+    stream = cooccurrence_matrix(sentences, vocab, window=2, across_sentences=True)
+    # one stream "a b c": (a, b) at 1, (b, c) at 1, (a, c) at 2 -> 1/2
+    assert stream.tolist() == [[0, 1, 0.5], [1, 0, 1], [0.5, 1, 0]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 8), min_size=1, max_size=5),
+    window=st.integers(1, 4),
+    weighting=st.sampled_from(sorted(COOCCURRENCE_WEIGHTINGS)),
+)
+def test_cooccurrence_symmetric_with_the_right_total(lengths, window, weighting):
+    sentences = [[f"w{(3 * i + n) % 4}" for i in range(n)] for n in lengths]
+    X = cooccurrence_matrix(sentences, build_vocab(sentences), window, weighting)
+    torch.testing.assert_close(X, X.T)
+    weight = COOCCURRENCE_WEIGHTINGS[weighting]
+    total = sum(2 * max(0, n - d) * weight(d) for n in lengths for d in range(1, window + 1))
+    assert float(X.sum()) == pytest.approx(total)
+
+
+def test_cooccurrence_errors():
+    sentences = [["a", "b"]]
+    vocab = build_vocab(sentences)
+    with pytest.raises(ValueError, match="weighting"):
+        cooccurrence_matrix(sentences, vocab, 2, weighting="gaussian")
+    with pytest.raises(ValueError, match="window"):
+        cooccurrence_matrix(sentences, vocab, 0)
+    with pytest.raises(TypeError, match="vocab"):
+        cooccurrence_matrix(sentences, {"a": 0}, 2)
+    with pytest.raises(TypeError, match="across_sentences"):
+        cooccurrence_matrix(sentences, vocab, 2, across_sentences=1)
+
+
+# --- weighting function and loss ------------------------------------------------------------------
+
+
+def test_glove_weight_pinned():
+    x = torch.tensor([0.0, 1.0, 50.0, 100.0, 250.0], dtype=torch.float64)
+    expected = [0.0, 0.01**0.75, 0.5**0.75, 1.0, 1.0]
+    assert glove_weight(x).tolist() == pytest.approx(expected)
+    assert glove_weight(torch.tensor([5.0]), x_max=10.0, alpha=1.0).item() == pytest.approx(0.5)
+
+
+def test_glove_weight_errors():
+    with pytest.raises(ValueError, match="x must be non-negative"):
+        glove_weight(torch.tensor([-1.0]))
+    with pytest.raises(TypeError, match="x must be"):
+        glove_weight(torch.tensor([1]))
+    with pytest.raises(ValueError, match="x_max"):
+        glove_weight(torch.tensor([1.0]), x_max=0.0)
+
+
+def test_glove_loss_zero_at_an_exact_solution():
+    # Build X from chosen parameters so that w_i·w̃_j + b_i + b̃_j = log X_ij on the nonzero entries.
+    g = torch.Generator().manual_seed(0)
+    W, Wt = (
+        torch.randn(5, 3, generator=g, dtype=torch.float64),
+        torch.randn(5, 3, generator=g, dtype=torch.float64),
+    )
+    b, bt = (
+        torch.randn(5, generator=g, dtype=torch.float64),
+        torch.randn(5, generator=g, dtype=torch.float64),
+    )
+    X = torch.exp(W @ Wt.T + b[:, None] + bt[None, :])
+    X[0, 1] = 0.0  # a zero entry is skipped, whatever the model predicts there
+    assert glove_loss(W, Wt, b, bt, X).item() == pytest.approx(0.0, abs=1e-20)
+    assert glove_loss(W + 0.1, Wt, b, bt, X).item() > 0
+
+
+def test_glove_loss_pinned():
+    W = torch.tensor([[1.0], [0.0]])
+    Wt = torch.tensor([[2.0], [1.0]])
+    b, bt = torch.zeros(2), torch.zeros(2)
+    X = torch.tensor([[math.e, 0.0], [0.0, 200.0]])
+    # entry (0,0): f(e) = (e/100)^0.75, residual 1*2 - 1 = 1; entry (1,1): f = 1, residual 0 - log 200
+    expected = (math.e / 100) ** 0.75 * 1.0 + 1.0 * math.log(200) ** 2
+    assert glove_loss(W, Wt, b, bt, X).item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_glove_loss_shape_errors():
+    W, b, X = torch.zeros(3, 2), torch.zeros(3), torch.ones(3, 3)
+    with pytest.raises(ValueError, match="W_tilde"):
+        glove_loss(W, torch.zeros(3, 4), b, b, X)
+    with pytest.raises(ValueError, match="b_tilde"):
+        glove_loss(W, W, b, torch.zeros(2), X)
+    with pytest.raises(ValueError, match="X must have shape"):
+        glove_loss(W, W, b, b, torch.ones(3, 2))
+    with pytest.raises(ValueError, match="W must be"):
+        glove_loss(torch.zeros(3), W, b, b, X)
+    with pytest.raises(TypeError, match="X"):
+        glove_loss(W, W, b, b, torch.ones(3, 3, dtype=torch.long))
+
+
+# --- training ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    sentences = generate_corpus(5000, seed=0)
+    vocab = build_vocab(sentences)
+    X = cooccurrence_matrix(sentences, vocab, window=5, across_sentences=True)
+    vectors, history = train_glove(X, dim=32, epochs=30, seed=0)
+    return vectors, history, vocab
+
+
+def test_training_reduces_the_loss(fitted):
+    vectors, history, vocab = fitted
+    assert vectors.shape == (len(vocab), 32)
+    assert len(history.losses) == 30
+    assert history.losses[-1] < 0.2 * history.losses[0]
+    assert all(b <= a * 1.05 for a, b in zip(history.losses, history.losses[1:], strict=False))
+
+
+def test_analogies_on_the_generated_corpus(fitted):
+    vectors, _, vocab = fitted
+    top3 = lambda a, b, c: [w for w, _ in analogy(vectors, vocab, a, b, c, k=3)]  # noqa: E731
+    assert "queen" in top3("king", "man", "woman")
+    assert "rome" in top3("paris", "france", "italy")
+
+
+def test_training_is_deterministic():
+    X = cooccurrence_matrix(generate_corpus(200, 1), build_vocab(generate_corpus(200, 1)), 3)
+    v1, h1 = train_glove(X, dim=4, epochs=2, seed=3)
+    v2, h2 = train_glove(X, dim=4, epochs=2, seed=3)
+    v3, _ = train_glove(X, dim=4, epochs=2, seed=4)
+    assert torch.equal(v1, v2) and h1.losses == h2.losses
+    assert not torch.equal(v1, v3)
+
+
+def test_train_errors():
+    with pytest.raises(ValueError, match="X must be a square"):
+        train_glove(torch.ones(2, 3))
+    with pytest.raises(ValueError, match="X must be non-negative"):
+        train_glove(-torch.ones(2, 2))
+    with pytest.raises(ValueError, match="positive entry"):
+        train_glove(torch.zeros(2, 2))
+    with pytest.raises(ValueError, match="dim"):
+        train_glove(torch.ones(2, 2), dim=0)
+    with pytest.raises(ValueError, match="lr"):
+        train_glove(torch.ones(2, 2), lr=0.0)

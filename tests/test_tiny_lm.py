@@ -1,0 +1,204 @@
+"""Tests for lib.tiny_lm: tied storage, logits = h Eᵀ, gradient accumulation, counts, training."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.corpus import generate_corpus
+from lib.embeddings import REAL_EMBEDDING_CONFIGS
+from lib.tiny_lm import (
+    EOS,
+    TinyLM,
+    count_parameters,
+    lm_head_parameters,
+    lm_loss,
+    params_saved_by_tying,
+    tokens_from_sentences,
+    train_lm,
+    tying_table,
+)
+
+
+def by_hand(V: int, d: int, h: int, n_layers: int, tied: bool) -> int:
+    block = 2 * d + (d * h + h) + (h * d + d)  # LayerNorm, fc_in, fc_out
+    return V * d + n_layers * block + 2 * d + (0 if tied else V * d)
+
+
+# --- tying -------------------------------------------------------------------------------------
+
+
+def test_tied_weights_share_one_parameter_and_storage():
+    model = TinyLM(11, 6, tie_weights=True)
+    assert model.lm_head.weight is model.embed.weight
+    assert model.lm_head.weight.data_ptr() == model.embed.weight.data_ptr()
+    untied = TinyLM(11, 6, tie_weights=False)
+    assert untied.lm_head.weight.data_ptr() != untied.embed.weight.data_ptr()
+    with torch.no_grad():
+        model.embed.weight[3, 0] = 42.0  # one write shows up in both uses
+    assert model.lm_head.weight[3, 0].item() == 42.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    V=st.integers(2, 30), d=st.integers(1, 12), n_layers=st.integers(0, 2), seed=st.integers(0, 100)
+)
+def test_tied_logits_are_hidden_times_embedding_transpose(V, d, n_layers, seed):
+    model = TinyLM(V, d, tie_weights=True, n_layers=n_layers, seed=seed)
+    ids = torch.randint(0, V, (2, 5), generator=torch.Generator().manual_seed(seed))
+    logits = model(ids)
+    assert logits.shape == (2, 5, V)
+    torch.testing.assert_close(logits, model.hidden(ids) @ model.embed.weight.T)
+
+
+def test_gradient_of_tied_weight_is_lookup_grad_plus_head_grad():
+    V, d = 13, 8
+    tied = TinyLM(V, d, tie_weights=True, seed=1)
+    untied = TinyLM(V, d, tie_weights=False, seed=1)
+    untied.load_state_dict(tied.state_dict())  # same values; now two separate Parameters
+    with torch.no_grad():
+        untied.lm_head.weight.copy_(tied.embed.weight)
+    assert untied.lm_head.weight.data_ptr() != untied.embed.weight.data_ptr()
+    ids = torch.tensor([[1, 4, 4, 7, 12], [0, 3, 9, 9, 2]])
+    targets = torch.roll(ids, -1, dims=1)
+    for model in (tied, untied):
+        logits = model(ids)
+        F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1)).backward()
+    lookup_grad, head_grad = untied.embed.weight.grad, untied.lm_head.weight.grad
+    assert torch.count_nonzero(lookup_grad.abs().sum(-1)) == len(ids.unique())  # sparse rows
+    torch.testing.assert_close(tied.embed.weight.grad, lookup_grad + head_grad)
+
+
+def test_same_seed_same_body_for_tied_and_untied():
+    tied, untied = TinyLM(9, 4, tie_weights=True, seed=3), TinyLM(9, 4, tie_weights=False, seed=3)
+    for (name, p), (_, q) in zip(tied.named_parameters(), untied.named_parameters(), strict=False):
+        assert torch.equal(p, q), name
+    assert not torch.equal(untied.lm_head.weight, untied.embed.weight)
+
+
+# --- parameter counts ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_layers", [0, 1, 3])
+def test_count_parameters_by_hand(n_layers):
+    V, d = 50, 16
+    tied = TinyLM(V, d, tie_weights=True, n_layers=n_layers)
+    untied = TinyLM(V, d, tie_weights=False, n_layers=n_layers)
+    assert count_parameters(tied) == by_hand(V, d, 4 * d, n_layers, tied=True)
+    assert count_parameters(untied) == by_hand(V, d, 4 * d, n_layers, tied=False)
+    assert count_parameters(untied) - count_parameters(tied) == lm_head_parameters(V, d)
+    assert count_parameters(tied, count_shared_once=False) == count_parameters(untied)
+
+
+def test_count_parameters_matches_transformers():
+    pytest.importorskip("transformers")
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=101, n_embd=32, n_layer=1, n_head=2, n_positions=16)
+    model = GPT2LMHeadModel(config)
+    assert model.lm_head.weight is model.transformer.wte.weight  # GPT-2 ties
+    assert count_parameters(model) == model.num_parameters()
+    assert count_parameters(model, count_shared_once=False) == model.num_parameters() + 101 * 32
+
+
+def test_lm_head_parameters_and_savings():
+    assert lm_head_parameters(10, 3) == 30
+    assert lm_head_parameters(10, 3, bias=True) == 40
+    assert params_saved_by_tying("Llama-3-8B") == 128256 * 4096 == 525_336_576
+    assert params_saved_by_tying("Llama-3.2-1B") == 262_668_288
+    assert params_saved_by_tying({"vocab_size": 50257, "hidden_size": 768}) == 38_597_376
+
+
+def test_tying_table():
+    rows = {row["model"]: row for row in tying_table()}
+    assert set(rows) == set(REAL_EMBEDDING_CONFIGS)
+    llama1b, llama8b, minilm = rows["Llama-3.2-1B"], rows["Llama-3-8B"], rows["all-MiniLM-L6-v2"]
+    assert llama1b["saved_params"] == 128256 * 2048 and llama8b["saved_params"] == 0
+    assert llama8b["head_params_if_untied"] == 525_336_576
+    assert llama8b["head_bytes_if_untied"] == 1_050_673_152  # bfloat16
+    assert minilm["saved_params"] == 0
+    assert rows["GPT-2 small"]["source"] == "openai-community/gpt2"
+
+
+def test_count_errors():
+    with pytest.raises(TypeError, match="model"):
+        count_parameters(torch.zeros(2))
+    with pytest.raises(KeyError, match="'GPT-5'"):
+        params_saved_by_tying("GPT-5")
+    with pytest.raises(ValueError, match="hidden_size"):
+        params_saved_by_tying({"vocab_size": 10})
+    with pytest.raises(ValueError, match="d_model"):
+        lm_head_parameters(10, 0)
+
+
+def test_model_errors():
+    with pytest.raises(TypeError, match="tie_weights"):
+        TinyLM(10, 4, tie_weights=1)
+    with pytest.raises(ValueError, match="vocab_size"):
+        TinyLM(0, 4, tie_weights=True)
+    with pytest.raises(ValueError, match="n_layers"):
+        TinyLM(10, 4, tie_weights=True, n_layers=-1)
+    model = TinyLM(10, 4, tie_weights=True)
+    with pytest.raises(ValueError, match="ids must lie in"):
+        model(torch.tensor([10]))
+    with pytest.raises(TypeError, match="ids"):
+        model(torch.tensor([1.0]))
+
+
+# --- data and training -------------------------------------------------------------------------
+
+
+def test_tokens_from_sentences():
+    ids, vocab = tokens_from_sentences([["a", "b"], ["b"]])
+    assert [vocab.words[i] for i in ids.tolist()] == ["a", "b", EOS, "b", EOS]
+    again, _ = tokens_from_sentences([["b", "a"]], vocab)
+    assert [vocab.words[i] for i in again.tolist()] == ["b", "a", EOS]
+    with pytest.raises(KeyError, match="'zebra'"):
+        tokens_from_sentences([["zebra"]], vocab)
+
+
+def test_tied_and_untied_training_on_the_generated_corpus():
+    ids, vocab = tokens_from_sentences(generate_corpus(2000, seed=0))
+    held_out, _ = tokens_from_sentences(generate_corpus(300, seed=1), vocab)
+    for tie in (True, False):
+        model = TinyLM(len(vocab), 32, tie_weights=tie)
+        before = lm_loss(model, held_out)
+        history = train_lm(model, ids, steps=80, lr=1e-2, seed=0)
+        assert len(history.losses) == 80
+        assert before == pytest.approx(torch.log(torch.tensor(len(vocab))).item(), rel=0.05)
+        assert lm_loss(model, held_out) < 0.5 * before
+        if tie:
+            assert model.lm_head.weight is model.embed.weight  # still tied after Adam
+
+
+def test_train_lm_is_deterministic():
+    ids, vocab = tokens_from_sentences(generate_corpus(200, seed=0))
+    runs = []
+    for _ in range(2):
+        model = TinyLM(len(vocab), 8, tie_weights=True, seed=2)
+        runs.append(train_lm(model, ids, steps=5, seed=7).losses)
+    assert runs[0] == runs[1]
+
+
+def test_lm_loss_pinned():
+    model = TinyLM(4, 2, tie_weights=False, n_layers=0)
+    with torch.no_grad():
+        model.lm_head.weight.zero_()  # uniform predictions -> loss log 4
+    assert lm_loss(model, torch.tensor([0, 1, 2, 3])) == pytest.approx(
+        torch.log(torch.tensor(4.0)).item()
+    )
+
+
+def test_train_errors():
+    model = TinyLM(5, 4, tie_weights=True)
+    with pytest.raises(ValueError, match="token_ids must hold"):
+        train_lm(model, torch.tensor([0, 1, 2]), seq_len=8)
+    with pytest.raises(ValueError, match="token_ids must be 1-D"):
+        train_lm(model, torch.zeros(2, 20, dtype=torch.long))
+    with pytest.raises(ValueError, match="steps"):
+        train_lm(model, torch.zeros(50, dtype=torch.long), steps=0)
+    with pytest.raises(TypeError, match="model"):
+        train_lm(torch.nn.Linear(2, 2), torch.zeros(50, dtype=torch.long))
