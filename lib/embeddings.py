@@ -126,7 +126,7 @@ def sparse_grad_rows(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """The rows of ``table`` whose gradient is nonzero after one backward through ``lookup(ids, table)``.
 
     With an all-ones upstream gradient these are exactly the distinct looked-up ids (sorted): the
-    other V − |unique(ids)| rows receive zero gradient (see :func:`lookup_gradient`).
+    other ``V − len(unique(ids))`` rows receive zero gradient (see :func:`lookup_gradient`).
 
     Shapes: ``ids: [...]``, ``table: [V, d]`` -> ``LongTensor [n_rows]``, sorted ascending.
     """

@@ -142,7 +142,7 @@ def skipgram_pairs(
 ) -> torch.Tensor:
     """All skip-gram (centre, context) id pairs within ``window`` words, inside each sentence.
 
-    For every token at position t and every offset 1 <= |j| <= window with t + j inside the same
+    For every token at position t and every offset ``1 <= abs(j) <= window`` with t + j inside the same
     sentence, the pair (w_t, w_{t+j}) is produced (Mikolov et al. 2013, arXiv 1301.3781).
     Out-of-vocabulary words are removed before the window is applied, as in the C code.
 
