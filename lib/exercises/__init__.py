@@ -61,17 +61,19 @@ def exercise(
     return register
 
 
-def check(exercise_id: str, answer: Any) -> bool:
+def check(exercise_id: str, answer: Any) -> None:
     """Check ``answer`` for exercise ``exercise_id``; raise :class:`ExerciseFailed` if it is wrong.
 
-    Returns ``False`` (after printing a hint) while ``answer`` is ``None``, ``True`` when right.
+    Prints a hint while ``answer`` is ``None`` and a confirmation when it is right. Returns nothing,
+    so a check cell shows only the message.
     """
-    _load_all()
+    _load_all(strict=False)
     if exercise_id not in EXERCISES:
-        raise ValueError(f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}")
+        broken = f"; chapters whose checkers failed to import: {_BROKEN}" if _BROKEN else ""
+        raise ValueError(f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}{broken}")
     if answer is None:
         print("Not answered yet: replace None with your answer, then run this cell again.")
-        return False
+        return
     try:
         EXERCISES[exercise_id].checker(answer)
     except ExerciseFailed:
@@ -79,23 +81,33 @@ def check(exercise_id: str, answer: Any) -> bool:
     except AssertionError as error:
         raise ExerciseFailed(f"Not quite: {error}") from None
     print(f"Correct! ({exercise_id})")
-    return True
 
 
-_LOADED = False
+_LOADED: set[str] = set()
+_BROKEN: dict[str, str] = {}
 
 
-def _load_all() -> None:
-    """Import every ``lib/exercises/ch*.py`` so that its checkers register themselves."""
-    global _LOADED
-    if _LOADED:
-        return
+def _load_all(*, strict: bool = True) -> None:
+    """Import every ``lib/exercises/ch*.py`` so that its checkers register themselves.
+
+    With ``strict=False`` (what a chapter's check cell uses) a chapter module that fails to import is
+    skipped and remembered, so one broken chapter cannot break the exercises of every other chapter.
+    """
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch")):
-        importlib.import_module(f"{__name__}.{module}")
-    _LOADED = True
+        if module in _LOADED:
+            continue
+        try:
+            importlib.import_module(f"{__name__}.{module}")
+        except Exception as error:
+            if strict:
+                raise
+            _BROKEN[module] = f"{type(error).__name__}: {error}"
+            continue
+        _LOADED.add(module)
+        _BROKEN.pop(module, None)
 
 
 def all_exercises() -> dict[str, Exercise]:
-    """Every registered exercise, keyed by id (imports every chapter's checkers first)."""
-    _load_all()
+    """Every registered exercise, keyed by id (imports every chapter's checkers; errors propagate)."""
+    _load_all(strict=True)
     return dict(EXERCISES)
