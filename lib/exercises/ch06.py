@@ -1,0 +1,152 @@
+"""Checkers for chapter 6, "Sinusoidal positional encoding"."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+
+import torch
+
+from lib.exercises import exercise
+from lib.sinusoidal import relative_rotation, sinusoidal_pe, sinusoidal_pe_concat
+
+CHAPTER = "06_sinusoidal"
+
+
+def _slowest_wavelength(d_model: int = 512, base: float = 10000.0) -> float:
+    """Paper layout: the last pair i = d/2 − 1 has w = base^(−(d−2)/d), wavelength 2π/w."""
+    return 2 * math.pi * base ** ((d_model - 2) / d_model)
+
+
+@exercise(
+    "ch06-wavelength",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        2 * math.pi * 10000.0,
+        10000.0 ** (510 / 512),
+        2 * math.pi * 10000.0 ** (511 / 512),
+        2 * math.pi,
+        "62000",
+    ],
+)
+def check_wavelength(answer: float) -> None:
+    """Slowest wavelength (in tokens) of the paper's encoding for d_model = 512, base = 10000."""
+    assert isinstance(answer, numbers.Real) and not isinstance(answer, bool), (
+        f"answer must be a number (tokens), got {type(answer).__name__}"
+    )
+    answer = float(answer)
+    right = _slowest_wavelength()
+    if math.isclose(answer, right, rel_tol=1e-6):
+        return
+    if math.isclose(answer, 2 * math.pi * 10000.0, rel_tol=1e-6):
+        raise AssertionError(
+            "2π·10000 would need the exponent 2i/d_model to reach 1; but the last pair is "
+            "i = d_model/2 − 1, so 2i = d_model − 2 (2π·10000 is the concat layout's value)"
+        )
+    if math.isclose(answer, right / (2 * math.pi), rel_tol=1e-6):
+        raise AssertionError("that is 1/w, in radians; a full turn takes 2π radians")
+    if math.isclose(answer, 2 * math.pi * 10000.0 ** (511 / 512), rel_tol=1e-6):
+        raise AssertionError(
+            "i counts pairs, not dimensions: the slowest pair is i = 255, so 2i = 510"
+        )
+    raise AssertionError(
+        f"{answer:.6g} tokens is not it; the slowest pair turns by w = base^(−2i/d_model) "
+        "radians per token, and a full turn is 2π radians"
+    )
+
+
+def _shift_cases() -> list[tuple[int, int, int]]:
+    """(d_model, p, k) triples; k covers backwards, zero, small and large shifts."""
+    return [
+        (d, p, k) for d in (8, 64) for p in (0, 3, 250) for k in (-3, 0, 1, 5, 100) if p + k >= 0
+    ]
+
+
+@exercise(
+    "ch06-shift",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        lambda row, k: row,
+        lambda row, k: relative_rotation(-k, row.shape[-1]) @ row,
+        lambda row, k: row + k,
+        lambda row, k: torch.roll(row, 2 * k),
+        42,
+    ],
+)
+def check_shift(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """``answer(pe_row, k)`` must return PE(p + k) from PE(p) alone (paper layout, base 10000)."""
+    assert callable(answer), (
+        f"answer must be a function shift(pe_row, k), got {type(answer).__name__}"
+    )
+    tables = {d: sinusoidal_pe(400, d) for d in (8, 64)}
+    for d, p, k in _shift_cases():
+        row = tables[d][p].clone()
+        got = answer(row, k)
+        assert isinstance(got, torch.Tensor) and got.shape == (d,), (
+            f"shift must return a tensor of shape [d_model] = [{d}], got "
+            f"{list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}"
+        )
+        want = tables[d][p + k]
+        if torch.allclose(got.float(), want, atol=1e-4, rtol=0):
+            continue
+        backwards = relative_rotation(-k, d) @ row  # PE(p − k)
+        if k != 0 and torch.allclose(got.float(), backwards, atol=1e-4, rtol=0):
+            raise AssertionError(
+                f"for k = {k} you moved to position p − k: the rotation goes the wrong way "
+                "(M_k is [[cos, sin], [−sin, cos]] per pair for the (sin, cos) order)"
+            )
+        raise AssertionError(
+            f"shift(PE({p}), {k}) is not PE({p + k}) for d_model = {d}; each (sin, cos) pair "
+            "must turn by k·w_i (hint: lib.sinusoidal.relative_rotation, or the angle-addition "
+            "formulas)"
+        )
+
+
+def _interleave_perm(d_model: int) -> torch.Tensor:
+    half = d_model // 2
+    return torch.stack([torch.arange(half), torch.arange(half) + half], dim=1).flatten()
+
+
+@exercise(
+    "ch06-concat-perm",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        list(range(8)),
+        [0, 2, 4, 6, 1, 3, 5, 7],
+        [4, 0, 5, 1, 6, 2, 7, 3],
+        [0, 4, 1, 5, 2, 6, 3],
+        "0 4 1 5 2 6 3 7",
+    ],
+)
+def check_concat_perm(answer: list[int] | torch.Tensor) -> None:
+    """Column order ``perm`` (d_model = 8) such that ``concat[:, perm]`` is in (sin, cos) pairs."""
+    assert isinstance(answer, list | tuple | torch.Tensor), (
+        f"answer must be a list or tensor of 8 column indices, got {type(answer).__name__}"
+    )
+    perm = torch.as_tensor(answer)
+    assert perm.dtype in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8), (
+        f"answer must hold integers (column indices), got dtype {perm.dtype}"
+    )
+    assert perm.shape == (8,), (
+        f"answer must have 8 entries (one per column), got {list(perm.shape)}"
+    )
+    assert sorted(perm.tolist()) == list(range(8)), (
+        f"answer must use every column 0..7 exactly once, got {perm.tolist()}"
+    )
+    want = _interleave_perm(8)
+    if torch.equal(perm.long(), want):
+        table = sinusoidal_pe_concat(20, 8)[:, want]  # [20, 8], now (sin_i, cos_i) pairs
+        assert torch.allclose(table[:, 0::2] ** 2 + table[:, 1::2] ** 2, torch.ones(20, 4)), (
+            "internal check failed"
+        )
+        return
+    if torch.equal(perm.long(), torch.argsort(want)):
+        raise AssertionError(
+            "that is the inverse permutation: it turns the interleaved layout into the concat one. "
+            "Column j of the result is column perm[j] of the concat table"
+        )
+    raise AssertionError(
+        f"concat[:, {perm.tolist()}] does not put sin_i and cos_i next to each other; "
+        "in the concat table sin_i is column i and cos_i is column 4 + i"
+    )
