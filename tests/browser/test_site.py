@@ -116,7 +116,8 @@ def check_sliders_move(p, page: str) -> None:
         fig = figures.nth(i)
         n_sliders = fig.evaluate("d => (d.layout.sliders || []).length")
         for s in range(n_sliders):
-            rail = fig.locator(".slider-container").nth(s).locator(".slider-rail-rect")
+            # plotly draws every slider of a figure inside one .slider-container.
+            rail = fig.locator(".slider-rail-rect").nth(s)
             rail.scroll_into_view_if_needed()
             before = fig.evaluate(FIGURE_STATE)
             box = rail.bounding_box()
