@@ -1,0 +1,210 @@
+"""Multimodal RoPE (M-RoPE): three position ids (t, h, w) per token, one per frequency slot.
+
+M-RoPE (Wang et al. 2024, *Qwen2-VL*, arXiv:2409.12191, §2.1) gives every token three position ids —
+temporal t, height h and width w — and lets each of the d_head/2 RoPE frequency slots take its angle
+from one of them. Text tokens have t = h = w, so for text M-RoPE is exactly 1-D RoPE. The angles'
+cos/sin then go through :func:`lib.rope.apply_rope` unchanged (transformers' Qwen2-VL / Qwen3-VL
+use the "half" pairing).
+
+Which slot uses which axis (:func:`mrope_slot_axes`):
+
+- ``layout="chunked"`` (Qwen2-VL, Qwen2.5-VL): consecutive sections — the first ``sections[0]``
+  slots (the highest frequencies) use t, the next ``sections[1]`` use h, the last ``sections[2]`` use
+  w; Qwen2-VL uses [16, 24, 24] of 64 slots.
+- ``layout="interleaved"`` (Qwen3-VL, Bai et al. 2025, arXiv:2511.21631): slot j uses h if
+  j ≡ 1 (mod 3) and j < 3·sections[1], w if j ≡ 2 (mod 3) and j < 3·sections[2], and t otherwise —
+  the slots cycle t, h, w while h and w have slots left, and the rest use t; Qwen3-VL uses
+  [24, 20, 20]. This is transformers' ``Qwen3VLTextRotaryEmbedding`` (5.x) /
+  ``apply_interleaved_mrope`` (4.x).
+
+Position ids of an interleaved text/image/video sequence (:func:`mrope_position_ids`) follow the
+Qwen2-VL paper and transformers 4.x ``Qwen2VLForConditionalGeneration.get_rope_index``: text counts
+up on all three rows; a vision segment with merged grid (t, h/m, w/m) gets start + (t_idx, h_idx,
+w_idx) in row-major order; every segment starts at 1 + the largest id used so far.
+
+Version notes (checked against transformers 5.24):
+
+- transformers 5.x ``Qwen2VLModel.get_rope_index`` advances the running position after an image or
+  video by ``max(h, w) // spatial_merge_size`` instead of to 1 + the largest id used. The two rules
+  agree for images (t = 1) and for videos with t ≤ max(h/m, w/m); for a video with more temporal
+  patches than its merged height and width, 5.x starts the next segment at start + max(h/m, w/m),
+  below the video's last temporal id start + t − 1, so the following text re-uses temporal ids of
+  the video. :func:`mrope_position_ids` keeps the paper's / 4.x rule.
+- Qwen2.5-VL (Bai et al. 2025, arXiv:2502.13923) spaces a video's temporal ids by real time:
+  t_id = ⌊t_idx · tokens_per_second · second_per_grid_t⌋ (transformers ``Qwen2_5_VLModel``), images
+  unscaled. :func:`mrope_position_ids` implements Qwen2-VL's unscaled temporal ids.
+- Qwen3-VL splits a video into single-frame grids separated by textual timestamps; give each frame
+  as its own ``("video", (1, h, w))`` segment with the timestamp text between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from lib._checks import (
+    check_choice,
+    check_floating,
+    check_int,
+    check_ndim,
+    check_positive_int,
+)
+from lib.rope import _check_positions, rope_angles
+
+__all__ = [
+    "MROPE_LAYOUTS",
+    "SEGMENT_KINDS",
+    "mrope_angles",
+    "mrope_position_ids",
+    "mrope_slot_axes",
+]
+
+MROPE_LAYOUTS: tuple[str, ...] = ("chunked", "interleaved")
+SEGMENT_KINDS: tuple[str, ...] = ("text", "image", "video")
+
+
+def _check_segment(index: int, segment: object, spatial_merge_size: int) -> tuple[str, tuple]:
+    name = f"segments[{index}]"
+    if isinstance(segment, (str, bytes)) or not isinstance(segment, Sequence) or len(segment) != 2:
+        raise TypeError(
+            f"{name} must be a pair (kind, size) such as ('text', 5) or ('image', (1, 4, 6)), "
+            f"got {segment!r}"
+        )
+    kind, size = segment
+    check_choice(f"{name} kind", kind, SEGMENT_KINDS)
+    if kind == "text":
+        return kind, (check_positive_int(f"{name} text length", size),)
+    if isinstance(size, (str, bytes)) or not isinstance(size, Sequence) or len(size) != 3:
+        raise TypeError(f"{name} {kind} size must be a (t, h, w) patch grid, got {size!r}")
+    t, h, w = (check_positive_int(f"{name} {axis}", v) for axis, v in zip("thw", size, strict=True))
+    for axis, v in (("h", h), ("w", w)):
+        if v % spatial_merge_size:
+            raise ValueError(
+                f"{name} {axis} = {v} must be divisible by spatial_merge_size = "
+                f"{spatial_merge_size} (the grid is given before merging)"
+            )
+    return kind, (t, h, w)
+
+
+def mrope_position_ids(
+    segments: Sequence[tuple[str, int | tuple[int, int, int]]], *, spatial_merge_size: int = 2
+) -> torch.Tensor:
+    """(t, h, w) position ids of an interleaved text / image / video sequence, Qwen2-VL's rule.
+
+    Equations (Wang et al. 2024, arXiv:2409.12191, §2.1; transformers 4.x ``get_rope_index``):
+    a segment starts at s = 0 (first) or 1 + the largest id so far on any row;
+    text token k of a segment gets (s + k, s + k, s + k); a vision segment with patch grid (t, h, w)
+    and merge m has t·(h/m)·(w/m) tokens, token (a, b, c) in row-major order getting
+    (s + a, s + b, s + c). See the module docstring for where transformers 5.x and Qwen2.5-VL differ.
+
+    ``segments`` is a sequence of ``("text", n_tokens)``, ``("image", (t, h, w))`` or
+    ``("video", (t, h, w))`` with (t, h, w) the patch grid *before* the spatial merge (what
+    transformers calls ``image_grid_thw`` / ``video_grid_thw``).
+
+    Shapes: returns a LongTensor ``[3, T]`` (rows t, h, w), T the total number of tokens.
+    """
+    spatial_merge_size = check_positive_int("spatial_merge_size", spatial_merge_size)
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
+    if len(segments) == 0:
+        raise ValueError("segments must not be empty")
+    checked = [_check_segment(i, seg, spatial_merge_size) for i, seg in enumerate(segments)]
+
+    blocks: list[torch.Tensor] = []
+    start = 0
+    for kind, size in checked:
+        if kind == "text":
+            ids = torch.arange(size[0]).expand(3, -1) + start  # [3, n]: same id on every row
+        else:
+            t, h, w = size
+            grid = (t, h // spatial_merge_size, w // spatial_merge_size)
+            t_idx, h_idx, w_idx = torch.meshgrid(
+                *(torch.arange(n) for n in grid), indexing="ij"
+            )  # each [t, h/m, w/m]
+            ids = torch.stack((t_idx, h_idx, w_idx)).reshape(3, -1) + start  # row-major tokens
+        blocks.append(ids)
+        start = int(ids.max()) + 1
+    return torch.cat(blocks, dim=1)
+
+
+def _check_sections(sections: object) -> tuple[int, int, int]:
+    if isinstance(sections, torch.Tensor):
+        sections = sections.tolist()
+    if isinstance(sections, (str, bytes)) or not isinstance(sections, Sequence):
+        raise TypeError(f"sections must be a sequence of 3 ints (t, h, w), got {sections!r}")
+    if len(sections) != 3:
+        raise ValueError(f"sections must have 3 entries (t, h, w), got {list(sections)}")
+    return tuple(check_int(f"sections[{i}]", s, minimum=0) for i, s in enumerate(sections))
+
+
+def mrope_slot_axes(sections: Sequence[int], layout: str = "chunked") -> torch.Tensor:
+    """Which position row (0 = t, 1 = h, 2 = w) each frequency slot reads.
+
+    Equations: ``"chunked"`` (Wang et al. 2024, arXiv:2409.12191): axis(j) = 0 for
+    j < s_t, 1 for s_t ≤ j < s_t + s_h, 2 after. ``"interleaved"`` (Bai et al. 2025,
+    arXiv:2511.21631; transformers ``Qwen3VLTextRotaryEmbedding``): axis(j) = 1 if j mod 3 = 1 and
+    j < 3 s_h, 2 if j mod 3 = 2 and j < 3 s_w, else 0.
+
+    Shapes: ``sections`` = (s_t, s_h, s_w) -> LongTensor ``[s_t + s_h + s_w]`` (= d_head // 2).
+
+    Raises ``ValueError`` for an interleaved layout whose h or w slots would run past the last
+    slot (needs 3·s_h ≤ d_half + 1 and 3·s_w ≤ d_half).
+    """
+    s_t, s_h, s_w = _check_sections(sections)
+    layout = check_choice("layout", layout, MROPE_LAYOUTS)
+    d_half = s_t + s_h + s_w
+    if d_half == 0:
+        raise ValueError("sections must not all be 0")
+    if layout == "chunked":
+        return torch.repeat_interleave(torch.arange(3), torch.tensor([s_t, s_h, s_w]))
+    if 3 * s_h > d_half + 1 or 3 * s_w > d_half:
+        raise ValueError(
+            f"sections {[s_t, s_h, s_w]} do not fit the interleaved layout: h and w take every "
+            f"third slot, so 3*sections[1] <= d_head // 2 + 1 and 3*sections[2] <= d_head // 2 "
+            f"(d_head // 2 = {d_half}); give t more slots"
+        )
+    axes = torch.zeros(d_half, dtype=torch.long)
+    axes[1 : 3 * s_h : 3] = 1  # slots 1, 4, 7, ... while h has slots left
+    axes[2 : 3 * s_w : 3] = 2  # slots 2, 5, 8, ... while w has slots left
+    return axes
+
+
+def mrope_angles(
+    position_ids: torch.Tensor,
+    inv_freq: torch.Tensor,
+    sections: Sequence[int],
+    *,
+    layout: str = "chunked",
+) -> torch.Tensor:
+    """M-RoPE angles: slot j rotates by (position on its axis) · θ_j.
+
+    Equation: ``angles[..., n, j] = position_ids[axis(j), ..., n] · θ_j`` with axis(j) from
+    :func:`mrope_slot_axes` (Wang et al. 2024, arXiv:2409.12191; Bai et al. 2025,
+    arXiv:2511.21631). When the three rows are equal this is exactly
+    :func:`lib.rope.rope_angles`. Computed in float32 (see ``rope_angles``).
+
+    Shapes: ``position_ids: [3, ..., T]`` (rows t, h, w; e.g. ``[3, B, T]``), ``inv_freq:
+    [d_head // 2]``, ``sections`` summing to d_head // 2 -> ``[..., T, d_head // 2]`` float32.
+    """
+    _check_positions("position_ids", position_ids)
+    check_ndim("position_ids", position_ids, minimum=2)
+    if position_ids.shape[0] != 3:
+        raise ValueError(
+            f"position_ids must be [3, ..., T] (rows t, h, w), got shape "
+            f"{tuple(position_ids.shape)}"
+        )
+    check_floating("inv_freq", inv_freq)
+    if inv_freq.dim() != 1:
+        raise ValueError(f"inv_freq must be 1-D [d_head // 2], got shape {tuple(inv_freq.shape)}")
+    d_half = inv_freq.shape[0]
+    section_sizes = _check_sections(sections)
+    if sum(section_sizes) != d_half:
+        raise ValueError(
+            f"sections {list(section_sizes)} must sum to d_head // 2 = {d_half} "
+            f"(the length of inv_freq), got {sum(section_sizes)}"
+        )
+    axes = mrope_slot_axes(section_sizes, layout).to(position_ids.device)
+    per_axis = rope_angles(position_ids, inv_freq)  # [3, ..., T, d_half]
+    index = axes.expand(1, *per_axis.shape[1:])  # [1, ..., T, d_half]: the row each slot reads
+    return per_axis.gather(0, index).squeeze(0)  # [..., T, d_half]

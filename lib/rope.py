@@ -1,0 +1,626 @@
+"""Rotary position embedding (RoPE), in both pairing conventions.
+
+RoPE (Su et al. 2021, *RoFormer*, arXiv:2104.09864) rotates each 2-D pair of a query or key vector by
+an angle proportional to the token's position m::
+
+    θ_i = base^(−2i/d_head),   i = 0 … d_head/2 − 1
+    (y_a, y_b) = (x_a cos mθ_i − x_b sin mθ_i,  x_b cos mθ_i + x_a sin mθ_i)
+
+so that the score ⟨R_m q, R_n k⟩ depends on the positions only through m − n.
+
+Which two coordinates (a, b) form pair i is a convention, and two are in use:
+
+- ``pairing="half"``: (i, i + d_head/2) — GPT-NeoX (Black et al. 2022, arXiv:2204.06745) and Hugging
+  Face transformers' LLaMA (``rotate_half``).
+- ``pairing="interleaved"``: (2i, 2i + 1) — RoFormer, Meta's LLaMA reference code (Touvron et al. 2023,
+  arXiv:2302.13971), GPT-J.
+
+They differ by a fixed permutation of the head dimensions (:func:`interleaved_to_half_permutation`);
+checkpoints converted from Meta's layout to Hugging Face's have that permutation folded into the rows of
+their query/key projections (:func:`permute_qk_weight_meta_to_hf`).
+
+Precision: angles are computed in float32 (float64 if an input is float64) and the rotation itself in
+float32 whatever the dtype of ``x``, then cast back. At position 131071 an angle computed in bfloat16
+would be wrong by hundreds of radians; in float32 it is off by at most half a float32 ulp (< 0.004 rad).
+
+Shapes are batch-first: ``x`` is ``[..., T, d_head]``, typically ``[B, H, T, d_head]``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lib._checks import (
+    check_choice,
+    check_even,
+    check_floating,
+    check_integer_tensor,
+    check_ndim,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
+
+__all__ = [
+    "PAIRINGS",
+    "RotaryEmbedding",
+    "apply_rope",
+    "apply_rope_reference",
+    "apply_rotary_emb_complex",
+    "half_to_interleaved_permutation",
+    "interleaved_to_half_permutation",
+    "permute_qk_weight_hf_to_meta",
+    "permute_qk_weight_meta_to_hf",
+    "precompute_freqs_cis",
+    "rope_angles",
+    "rope_frequencies",
+    "rope_inv_freq",
+    "rotate_half",
+]
+
+PAIRINGS: tuple[str, ...] = ("half", "interleaved")
+
+# For bf16/fp16 x on CPU the fast path upcasts and rotates about this many elements at a time
+# (a block of positions), so that the float32 copies stay in cache.
+_CPU_CHUNK_ELEMENTS = 1 << 19
+
+
+# --------------------------------------------------------------------------------------------------
+# Frequencies and angles
+# --------------------------------------------------------------------------------------------------
+
+
+def rope_inv_freq(d_head: int, base: float = 10000.0) -> torch.Tensor:
+    """Inverse frequencies θ_i = base^(−2i/d_head) of RoPE, one per rotated pair.
+
+    Equation: ``θ_i = 1 / base^(2i / d_head)`` for ``i = 0 … d_head/2 − 1`` (Su et al. 2021,
+    arXiv:2104.09864, eq. 15).
+
+    Computed in float64 and rounded once to float32, so each value is the float32 nearest to the
+    exact θ_i. Hugging Face transformers (``LlamaRotaryEmbedding.compute_default_rope_parameters``,
+    5.x) evaluates the same expression in float32; its values differ from these by at most a few
+    float32 ulps (≤ 1 ulp for d_head = 64, 128, 256; up to ~4e-7 relative for d_head = 80, 96).
+
+    Shapes: returns ``[d_head // 2]`` float32.
+
+    Raises ``TypeError``/``ValueError`` if ``d_head`` is not a positive even int or ``base`` is not
+    a finite number > 0.
+    """
+    d_head = check_even("d_head", d_head)
+    base = check_positive_float("base", base)
+    exponent = torch.arange(0, d_head, 2, dtype=torch.float64) / d_head  # [d_half]: 2i / d_head
+    return (1.0 / base**exponent).to(torch.float32)
+
+
+def _check_positions(name: str, positions: object) -> torch.Tensor:
+    """Positions: an integer tensor, or float32/float64 (fractional positions); not 16-bit floats."""
+    check_tensor(name, positions)
+    if positions.is_floating_point():
+        if positions.dtype not in (torch.float32, torch.float64):
+            raise TypeError(
+                f"{name} must be an integer tensor or float32/float64, got dtype "
+                f"{positions.dtype} (16-bit floats cannot represent large positions exactly)"
+            )
+    else:
+        check_integer_tensor(name, positions)
+    return positions
+
+
+def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
+    """Rotation angles m·θ_i for every position m and pair i.
+
+    Equation: ``angles[..., t, i] = positions[..., t] · inv_freq[i]`` (Su et al. 2021,
+    arXiv:2104.09864).
+
+    ``positions`` may be an integer tensor or a float32/float64 tensor (fractional positions appear in
+    position interpolation, Chen et al. 2023, arXiv:2306.15595). 16-bit float positions are refused:
+    bfloat16 cannot even represent 257, so the damage is done before this function sees them.
+    ``inv_freq`` of any floating dtype is upcast to float32 (a bfloat16 ``inv_freq`` has already lost
+    its precision; pass float32). The product is formed in float32 (float64 if either input is
+    float64) and returned as float32 — the same arithmetic as transformers' rotary embeddings
+    (integer positions are exact in float32 up to 2^24 = 16,777,216).
+
+    Shapes: ``positions: [..., T]``, ``inv_freq: [d_half]`` -> ``[..., T, d_half]`` float32.
+    """
+    _check_positions("positions", positions)
+    check_ndim("positions", positions, minimum=1)
+    check_floating("inv_freq", inv_freq)
+    if inv_freq.dim() != 1:
+        raise ValueError(f"inv_freq must be 1-D [d_head // 2], got shape {tuple(inv_freq.shape)}")
+    if inv_freq.device != positions.device:
+        raise ValueError(
+            f"inv_freq is on {inv_freq.device} but positions is on {positions.device}; "
+            "move them to the same device"
+        )
+    compute = torch.float64 if torch.float64 in (positions.dtype, inv_freq.dtype) else torch.float32
+    angles = positions.to(compute)[..., None] * inv_freq.to(compute)  # [..., T, d_half]
+    return angles.to(torch.float32)
+
+
+def rope_frequencies(
+    d_head: int, max_len: int = 8192, base: float = 10000.0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cosine and sine tables of the RoPE angles for positions 0 … max_len − 1.
+
+    Equation: ``cos[m, i] = cos(m θ_i)``, ``sin[m, i] = sin(m θ_i)``, θ_i = base^(−2i/d_head)
+    (Su et al. 2021, arXiv:2104.09864).
+
+    Shapes: returns ``(cos, sin)``, each ``[max_len, d_head // 2]`` float32 — one column per pair,
+    not duplicated to ``d_head`` the way transformers' ``LlamaRotaryEmbedding`` returns them.
+    """
+    d_head = check_even("d_head", d_head)
+    max_len = check_positive_int("max_len", max_len)
+    inv_freq = rope_inv_freq(d_head, base)
+    angles = rope_angles(torch.arange(max_len), inv_freq)  # [max_len, d_half]
+    return angles.cos(), angles.sin()
+
+
+# --------------------------------------------------------------------------------------------------
+# Applying the rotation
+# --------------------------------------------------------------------------------------------------
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """Hugging Face's ``rotate_half``: ``[x1, x2] -> [−x2, x1]`` on the two halves of the last dim.
+
+    Equation: with ``x = [x1, x2]`` split at d/2, RoPE in the "half" pairing is
+    ``x · [cos, cos] + rotate_half(x) · [sin, sin]`` (GPT-NeoX, Black et al. 2022, arXiv:2204.06745;
+    transformers ``models/llama/modeling_llama.py``).
+
+    Shapes: ``x: [..., d]`` (d even) -> ``[..., d]``.
+    """
+    check_floating("x", x)
+    check_ndim("x", x, minimum=1)
+    check_even("x.shape[-1]", x.shape[-1])
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def _split_pairs(x: torch.Tensor, pairing: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Views (first, second) coordinates of every pair: ``[..., d] -> 2 × [..., d/2]``."""
+    if pairing == "half":
+        half = x.shape[-1] // 2
+        return x[..., :half], x[..., half:]
+    return x[..., 0::2], x[..., 1::2]
+
+
+def _merge_pairs(first: torch.Tensor, second: torch.Tensor, pairing: str) -> torch.Tensor:
+    """Inverse of :func:`_split_pairs`: ``2 × [..., d/2] -> [..., d]``."""
+    if pairing == "half":
+        return torch.cat((first, second), dim=-1)
+    return torch.stack((first, second), dim=-1).flatten(-2)  # [..., d/2, 2] -> [..., d]
+
+
+def _prepare_table(name: str, table: torch.Tensor, x: torch.Tensor, d_half: int) -> torch.Tensor:
+    """Check a cos/sin (or freqs_cis) table against ``x: [..., T, d_head]``; return its rows for x.
+
+    A 2-D table ``[T_max, d_half]`` is a lookup table: its first T rows are used (T_max ≥ T). Any
+    other shape must broadcast to ``[..., T, d_half]`` without enlarging x. The result always has a
+    position axis (size T or 1) in dim −2, so the fast path can slice it.
+    """
+    check_tensor(name, table)
+    if table.device != x.device:
+        raise ValueError(f"{name} is on {table.device} but x is on {x.device}")
+    if table.dim() == 0:
+        raise ValueError(f"{name} must be [T_max, d_head // 2] or broadcastable, got a 0-d tensor")
+    if table.shape[-1] != d_half:
+        hint = ""
+        if table.shape[-1] == 2 * d_half:
+            hint = (
+                f" (a table of width d_head = {2 * d_half}, such as transformers' duplicated "
+                f"cat((freqs, freqs)), holds each value twice: pass {name}[..., :{d_half}])"
+            )
+        raise ValueError(
+            f"{name}'s last dimension must be d_head // 2 = {d_half} (one angle per pair), "
+            f"got {table.shape[-1]}{hint}"
+        )
+    n_pos = x.shape[-2]
+    if table.dim() == 2:  # a lookup table [T_max, d_half]
+        if table.shape[0] < n_pos:
+            raise ValueError(
+                f"x has T = {n_pos} positions but {name} has only {table.shape[0]} rows: "
+                f"positions past the table (build it with max_len >= {n_pos})"
+            )
+        return table[:n_pos]
+    target = (*x.shape[:-1], d_half)
+    if table.dim() > len(target):
+        raise ValueError(
+            f"{name} of shape {tuple(table.shape)} has more dimensions than x's "
+            f"[..., T, d_head // 2] = {target}"
+        )
+    if table.dim() == 1:
+        return table[None, :]  # [1, d_half]: one rotation for every position
+    if table.shape[-2] not in (1, n_pos):
+        if table.shape[-2] < n_pos:
+            raise ValueError(
+                f"x has T = {n_pos} positions but {name} has {table.shape[-2]} along its position "
+                "axis (dim -2): positions past the table"
+            )
+        raise ValueError(
+            f"{name} has {table.shape[-2]} positions along dim -2 but x has T = {n_pos}; only a "
+            f"2-D table [T_max, d_head // 2] is cut to its first T rows"
+        )
+    try:
+        broadcast = torch.broadcast_shapes(table.shape, target)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != torch.Size(target):
+        raise ValueError(
+            f"{name} of shape {tuple(table.shape)} does not broadcast to x's "
+            f"[..., T, d_head // 2] = {target}"
+        )
+    return table
+
+
+def _validate_rope_args(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairing: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Shared argument checks of :func:`apply_rope` and :func:`apply_rope_reference`."""
+    check_floating("x", x)
+    check_ndim("x", x, minimum=2)
+    check_even("x.shape[-1] (d_head)", x.shape[-1])
+    check_choice("pairing", pairing, PAIRINGS)
+    check_floating("cos", cos)
+    check_floating("sin", sin)
+    if cos.shape != sin.shape:
+        raise ValueError(
+            f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}"
+        )
+    d_half = x.shape[-1] // 2
+    return _prepare_table("cos", cos, x, d_half), _prepare_table("sin", sin, x, d_half)
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    """float64 for float64 inputs, float32 for everything else (bf16, fp16, fp32)."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def apply_rope_reference(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *, pairing: str = "half"
+) -> torch.Tensor:
+    """Readable RoPE: split x into pairs, rotate each pair, put the pairs back.
+
+    Equation: for pair i of position m, ``(y_a, y_b) = (x_a cos mθ_i − x_b sin mθ_i,
+    x_b cos mθ_i + x_a sin mθ_i)`` with (a, b) = (i, i + d/2) for ``pairing="half"`` and
+    (2i, 2i + 1) for ``pairing="interleaved"`` (Su et al. 2021, arXiv:2104.09864).
+
+    Same arguments, checks and result as :func:`apply_rope` (which is tested equal to this); this
+    version allocates freely and is the one autograd goes through.
+
+    Shapes: ``x: [..., T, d_head]``; ``cos``/``sin``: ``[T_max, d_head // 2]`` (first T rows used)
+    or broadcastable to ``[..., T, d_head // 2]`` -> ``[..., T, d_head]``, dtype of x.
+    """
+    cos, sin = _validate_rope_args(x, cos, sin, pairing)
+    compute = _compute_dtype(x)
+    c, s = cos.to(compute), sin.to(compute)
+    first, second = _split_pairs(x.to(compute), pairing)  # each [..., T, d_half]
+    rotated_first = first * c - second * s
+    rotated_second = second * c + first * s
+    return _merge_pairs(rotated_first, rotated_second, pairing).to(x.dtype)
+
+
+def _rotate_into(
+    first: torch.Tensor,
+    second: torch.Tensor,
+    c: torch.Tensor,
+    s: torch.Tensor,
+    out_first: torch.Tensor,
+    out_second: torch.Tensor,
+) -> None:
+    """Same-dtype rotation into the output views (no autograd: uses ``out=``), 4 passes."""
+    torch.mul(first, c, out=out_first)
+    out_first.addcmul_(second, s, value=-1.0)  # x_a cos - x_b sin
+    torch.mul(second, c, out=out_second)
+    out_second.addcmul_(first, s)  # x_b cos + x_a sin
+
+
+def _rotate_mixed_into(
+    first: torch.Tensor,
+    second: torch.Tensor,
+    c: torch.Tensor,
+    s: torch.Tensor,
+    out_first: torch.Tensor,
+    out_second: torch.Tensor,
+) -> None:
+    """Low-precision x with float32 ``c``/``s``: every product is promoted to float32 and ``addcmul``
+    finishes the sum in float32 before the one rounding to ``out``'s dtype (no autograd)."""
+    torch.addcmul(torch.mul(first, c), second, s, value=-1.0, out=out_first)
+    torch.addcmul(torch.mul(second, c), first, s, out=out_second)
+
+
+def _rows(table: torch.Tensor, rows: slice, n_pos: int) -> torch.Tensor:
+    """Rows ``rows`` of a table's position axis (dim -2), unless that axis has size 1."""
+    return table[..., rows, :] if table.shape[-2] == n_pos else table
+
+
+def apply_rope(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *, pairing: str = "half"
+) -> torch.Tensor:
+    """Rotate the pairs of ``x`` by the RoPE angles whose cosines and sines are given.
+
+    Equation: for pair i of position m, ``(y_a, y_b) = (x_a cos mθ_i − x_b sin mθ_i,
+    x_b cos mθ_i + x_a sin mθ_i)`` (Su et al. 2021, arXiv:2104.09864). ``pairing="half"`` takes
+    (a, b) = (i, i + d/2) (GPT-NeoX, transformers' LLaMA); ``pairing="interleaved"`` takes
+    (2i, 2i + 1) (RoFormer, Meta LLaMA, GPT-J).
+
+    The rotation is computed in float32 (float64 for float64 x) whatever the dtype of x, cos, sin,
+    with a single rounding to x's dtype at the end. ``cos``/``sin`` should be float32: a bf16 table
+    has already lost precision that no upcast restores.
+
+    Shapes: ``x: [..., T, d_head]`` (e.g. ``[B, H, T, d_head]``); ``cos``, ``sin``: either a 2-D
+    table ``[T_max, d_head // 2]`` with T_max ≥ T (its first T rows are used) or a tensor
+    broadcastable to ``[..., T, d_head // 2]`` (e.g. ``[B, 1, T, d_head // 2]`` for per-sequence
+    positions). A 2-D ``cos`` is always read as a table, so a single row ``[1, d_head // 2]`` does
+    not stretch over T > 1 positions (pass ``cos[0]``, shape ``[d_head // 2]``, for that). Returns
+    ``[..., T, d_head]`` with x's dtype.
+
+    Raises ``ValueError`` for an odd last dim of x, a table whose last dim is not d_head // 2, a
+    table with fewer than T rows ("positions past the table"), shapes that do not broadcast, or an
+    unknown ``pairing``; ``TypeError`` for non-floating tensors.
+
+    Without autograd this writes straight into the output with four elementwise passes (two
+    ``mul``, two ``addcmul``), fewer memory passes than transformers'
+    ``q * cos + rotate_half(q) * sin``; when a gradient is needed it falls back to
+    :func:`apply_rope_reference`.
+    """
+    cos, sin = _validate_rope_args(x, cos, sin, pairing)
+    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
+        return apply_rope_reference(x, cos, sin, pairing=pairing)
+
+    compute = _compute_dtype(x)
+    c, s = cos.to(compute), sin.to(compute)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.dtype == compute:  # float32 / float64: straight into the output
+        _rotate_into(*_split_pairs(x, pairing), c, s, *_split_pairs(out, pairing))
+    elif x.device.type != "cpu":  # bf16 / fp16 on an accelerator: kernels upcast on the fly
+        _rotate_mixed_into(*_split_pairs(x, pairing), c, s, *_split_pairs(out, pairing))
+    else:  # bf16 / fp16 on CPU: upcast a block of positions at a time
+        n_pos = x.shape[-2]
+        step = max(1, _CPU_CHUNK_ELEMENTS // max(1, x.numel() // max(1, n_pos)))
+        for start in range(0, n_pos, step):
+            rows = slice(start, start + step)
+            block = x[..., rows, :].to(compute)  # [..., t, d_head] float32
+            rotated = torch.empty_like(block)
+            c_rows, s_rows = _rows(c, rows, n_pos), _rows(s, rows, n_pos)
+            first, second = _split_pairs(block, pairing)
+            out_first, out_second = _split_pairs(rotated, pairing)
+            _rotate_into(first, second, c_rows, s_rows, out_first, out_second)
+            out[..., rows, :] = rotated  # the one rounding to x's dtype
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The permutation between the two pairings
+# --------------------------------------------------------------------------------------------------
+
+
+def interleaved_to_half_permutation(d_head: int) -> torch.Tensor:
+    """Index ``perm`` that reorders an interleaved-pairing head into the half-pairing layout.
+
+    Equation: ``perm = [0, 2, 4, …, d−2, 1, 3, …, d−1]``, so ``y = x[..., perm]`` puts pair
+    (2i, 2i+1) of x at (i, i + d/2) of y, and
+    ``apply_rope(x[..., perm], cos, sin, pairing="half")
+    == apply_rope(x, cos, sin, pairing="interleaved")[..., perm]``.
+    This is the per-head row order of transformers' ``convert_llama_weights_to_hf.py`` ``permute``
+    (Meta LLaMA, Touvron et al. 2023, arXiv:2302.13971 -> GPT-NeoX layout, arXiv:2204.06745).
+
+    Shapes: returns a LongTensor ``[d_head]``.
+    """
+    d_head = check_even("d_head", d_head)
+    return torch.cat((torch.arange(0, d_head, 2), torch.arange(1, d_head, 2)))
+
+
+def half_to_interleaved_permutation(d_head: int) -> torch.Tensor:
+    """Inverse of :func:`interleaved_to_half_permutation`: half-pairing layout -> interleaved.
+
+    Equation: ``inv[2i] = i``, ``inv[2i + 1] = i + d/2``, i.e. ``[0, d/2, 1, d/2 + 1, …]``; then
+    ``x[..., perm][..., inv] == x`` (RoFormer, Su et al. 2021, arXiv:2104.09864; GPT-NeoX,
+    arXiv:2204.06745).
+
+    Shapes: returns a LongTensor ``[d_head]``.
+    """
+    d_head = check_even("d_head", d_head)
+    half = d_head // 2
+    first = torch.arange(half)
+    return torch.stack((first, first + half), dim=-1).flatten()  # [d_half, 2] -> [d_head]
+
+
+def _check_qk_weight(w: torch.Tensor, n_heads: int) -> tuple[int, int]:
+    check_tensor("w", w)
+    n_heads = check_positive_int("n_heads", n_heads)
+    if w.dim() != 2:
+        raise ValueError(f"w must be 2-D [n_heads * d_head, d_in], got shape {tuple(w.shape)}")
+    rows = w.shape[0]
+    if rows % n_heads:
+        raise ValueError(f"w has {rows} rows, not divisible by n_heads = {n_heads}")
+    d_head = rows // n_heads
+    if d_head % 2:
+        raise ValueError(f"w's head dimension {rows} // n_heads = {d_head} must be even")
+    return n_heads, d_head
+
+
+def permute_qk_weight_meta_to_hf(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Reorder the rows of a Meta-layout q/k projection for transformers' half-pairing RoPE.
+
+    Equation: within each head, new row ``j·d/2 + i`` = old row ``2i + j`` (j ∈ {0, 1}), i.e. rows
+    ``[..., perm]`` with ``perm = interleaved_to_half_permutation(d_head)``; written as transformers'
+    ``convert_llama_weights_to_hf.py`` does it:
+    ``w.view(n_heads, d_head // 2, 2, d_in).transpose(1, 2).reshape(n_heads * d_head, d_in)``.
+    Since ``q = W x``, the converted model's q is the Meta q permuted, and half-pairing RoPE on it
+    equals the permuted interleaved RoPE (Touvron et al. 2023, arXiv:2302.13971).
+
+    For grouped-query attention pass the number of heads held in ``w`` (``n_kv_heads`` for k).
+
+    Shapes: ``w: [n_heads * d_head, d_in]`` -> same shape.
+    """
+    n_heads, d_head = _check_qk_weight(w, n_heads)
+    d_in = w.shape[1]
+    per_head = w.reshape(n_heads, d_head // 2, 2, d_in)  # [H, pair i, j, d_in]
+    return per_head.transpose(1, 2).reshape(n_heads * d_head, d_in)  # [H, j, i, d_in] -> rows
+
+
+def permute_qk_weight_hf_to_meta(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Inverse of :func:`permute_qk_weight_meta_to_hf`: transformers layout -> Meta layout.
+
+    Equation: within each head, new row ``2i + j`` = old row ``j·d/2 + i``
+    (Touvron et al. 2023, arXiv:2302.13971; GPT-NeoX layout, arXiv:2204.06745).
+
+    Shapes: ``w: [n_heads * d_head, d_in]`` -> same shape.
+    """
+    n_heads, d_head = _check_qk_weight(w, n_heads)
+    d_in = w.shape[1]
+    per_head = w.reshape(n_heads, 2, d_head // 2, d_in)  # [H, j, pair i, d_in]
+    return per_head.transpose(1, 2).reshape(n_heads * d_head, d_in)  # [H, i, j, d_in] -> rows
+
+
+# --------------------------------------------------------------------------------------------------
+# Complex-number form (Meta LLaMA reference code)
+# --------------------------------------------------------------------------------------------------
+
+
+def precompute_freqs_cis(d_head: int, end: int, base: float = 10000.0) -> torch.Tensor:
+    """Unit complex numbers e^{i m θ_k} for positions m = 0 … end − 1, as in Meta's LLaMA code.
+
+    Equation: ``freqs_cis[m, k] = cos(m θ_k) + i sin(m θ_k) = polar(1, m θ_k)``,
+    θ_k = base^(−2k/d_head) (Su et al. 2021, arXiv:2104.09864, §3.4.2; Touvron et al. 2023,
+    arXiv:2302.13971, ``precompute_freqs_cis``).
+
+    Shapes: returns ``[end, d_head // 2]`` complex64.
+    """
+    d_head = check_even("d_head", d_head)
+    end = check_positive_int("end", end)
+    angles = rope_angles(torch.arange(end), rope_inv_freq(d_head, base))  # [end, d_half]
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+def apply_rotary_emb_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+    """RoPE as complex multiplication: pair (2k, 2k+1) is the complex number x_2k + i x_2k+1.
+
+    Equation: ``z_k = x_2k + i x_2k+1``, ``z'_k = z_k · e^{i m θ_k}``, ``(y_2k, y_2k+1) =
+    (Re z'_k, Im z'_k)`` — the interleaved pairing (Su et al. 2021, arXiv:2104.09864, §3.2; Meta
+    LLaMA ``apply_rotary_emb``, Touvron et al. 2023, arXiv:2302.13971). Computed in complex64
+    (float32 parts) and cast back to x's dtype; equals ``apply_rope(x, cos, sin,
+    pairing="interleaved")``.
+
+    Shapes: ``x: [..., T, d_head]``; ``freqs_cis``: ``[T_max, d_head // 2]`` complex (first T rows
+    used) or broadcastable to ``[..., T, d_head // 2]`` -> ``[..., T, d_head]``, dtype of x.
+    (Meta's code is sequence-first ``[B, T, H, d]``; this library is batch-first.)
+    """
+    check_floating("x", x)
+    check_ndim("x", x, minimum=2)
+    check_even("x.shape[-1] (d_head)", x.shape[-1])
+    check_tensor("freqs_cis", freqs_cis)
+    if not freqs_cis.is_complex():
+        raise TypeError(f"freqs_cis must be a complex tensor, got dtype {freqs_cis.dtype}")
+    d_half = x.shape[-1] // 2
+    freqs = _prepare_table("freqs_cis", freqs_cis, x, d_half).to(torch.complex64)
+    pairs = x.to(torch.float32).reshape(*x.shape[:-1], d_half, 2)  # [..., T, d_half, 2]
+    rotated = torch.view_as_complex(pairs) * freqs  # [..., T, d_half] complex64
+    return torch.view_as_real(rotated).flatten(-2).to(x.dtype)  # [..., T, d_head]
+
+
+# --------------------------------------------------------------------------------------------------
+# nn.Module wrapper
+# --------------------------------------------------------------------------------------------------
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotates queries and keys by RoPE using cached cos/sin tables (non-persistent buffers).
+
+    Equation: ``q'_m = R_m q_m``, ``k'_n = R_n k_n`` with R_m the block rotation by angles m θ_i,
+    θ_i = base^(−2i/d_head), so ``⟨q'_m, k'_n⟩`` depends on m − n only (Su et al. 2021,
+    arXiv:2104.09864).
+
+    Shapes: ``forward(q, k, positions=None)`` with ``q: [B, H, T, d_head]``,
+    ``k: [B, H_kv, T, d_head]`` and ``positions`` ``None`` (positions 0 … T−1, each of q and k
+    using its own length), an integer tensor ``[T]`` or ``[B, T]`` (same positions for q and k;
+    needed e.g. when decoding with a cache). Returns ``(q', k')`` with the shapes and dtypes of q, k.
+    Positions must lie in ``[0, max_len)``.
+    """
+
+    cos: torch.Tensor
+    sin: torch.Tensor
+    inv_freq: torch.Tensor
+
+    def __init__(
+        self, d_head: int, max_len: int = 8192, base: float = 10000.0, pairing: str = "half"
+    ) -> None:
+        super().__init__()
+        self.d_head = check_even("d_head", d_head)
+        self.max_len = check_positive_int("max_len", max_len)
+        self.base = check_positive_float("base", base)
+        self.pairing = check_choice("pairing", pairing, PAIRINGS)
+        cos, sin = rope_frequencies(self.d_head, self.max_len, self.base)
+        self.register_buffer("inv_freq", rope_inv_freq(self.d_head, self.base), persistent=False)
+        self.register_buffer("cos", cos, persistent=False)  # [max_len, d_half]
+        self.register_buffer("sin", sin, persistent=False)
+
+    def _apply(self, fn, recurse: bool = True):
+        # ``module.to(torch.bfloat16)`` would also cast the angle tables, the precision loss RoPE
+        # must avoid: follow the device of every move, but rebuild the tables in float32.
+        super()._apply(fn, recurse)
+        if self.cos.dtype != torch.float32:
+            device = self.cos.device
+            cos, sin = rope_frequencies(self.d_head, self.max_len, self.base)
+            self.inv_freq = rope_inv_freq(self.d_head, self.base).to(device)
+            self.cos, self.sin = cos.to(device), sin.to(device)
+        return self
+
+    def extra_repr(self) -> str:
+        return (
+            f"d_head={self.d_head}, max_len={self.max_len}, base={self.base}, "
+            f"pairing={self.pairing!r}"
+        )
+
+    def _tables(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        check_integer_tensor("positions", positions)
+        if positions.dim() not in (1, 2):
+            raise ValueError(f"positions must be [T] or [B, T], got shape {tuple(positions.shape)}")
+        if positions.numel() and (positions.min() < 0 or positions.max() >= self.max_len):
+            raise ValueError(
+                f"positions must lie in [0, max_len) = [0, {self.max_len}), got values from "
+                f"{int(positions.min())} to {int(positions.max())}: positions past the table"
+            )
+        positions = positions.to(self.cos.device)
+        cos, sin = self.cos[positions], self.sin[positions]  # [T, d_half] or [B, T, d_half]
+        if positions.dim() == 2:
+            cos, sin = cos[:, None], sin[:, None]  # [B, 1, T, d_half]: same for every head
+        return cos, sin
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate ``q: [B, H, T, d_head]`` and ``k: [B, H_kv, T, d_head]``; see the class doc."""
+        check_floating("q", q)
+        check_floating("k", k)
+        for name, t in (("q", q), ("k", k)):
+            check_ndim(name, t, minimum=2)
+            if t.shape[-1] != self.d_head:
+                raise ValueError(
+                    f"{name}'s last dimension must be d_head = {self.d_head}, got {t.shape[-1]}"
+                )
+        if positions is None:
+            for name, t in (("q", q), ("k", k)):
+                if t.shape[-2] > self.max_len:
+                    raise ValueError(
+                        f"{name} has T = {t.shape[-2]} positions but max_len = {self.max_len}: "
+                        "positions past the table"
+                    )
+            cos, sin = self.cos.to(q.device), self.sin.to(q.device)
+            return (
+                apply_rope(q, cos, sin, pairing=self.pairing),
+                apply_rope(k, cos.to(k.device), sin.to(k.device), pairing=self.pairing),
+            )
+        cos, sin = self._tables(positions)
+        for name, t in (("q", q), ("k", k)):
+            if t.shape[-2] != positions.shape[-1]:
+                raise ValueError(
+                    f"{name} has T = {t.shape[-2]} positions but positions has "
+                    f"{positions.shape[-1]} entries"
+                )
+        return (
+            apply_rope(q, cos.to(q.device), sin.to(q.device), pairing=self.pairing),
+            apply_rope(k, cos.to(k.device), sin.to(k.device), pairing=self.pairing),
+        )

@@ -1,0 +1,480 @@
+"""RoPE context extension: the inverse-frequency recipes of Hugging Face transformers, and more.
+
+Every method is a function ``f(d_head, base, **params) -> (inv_freq, attention_factor)`` registered
+in :data:`ROPE_SCALING` under the ``rope_type`` name transformers uses, with transformers' parameter
+names (``transformers.modeling_rope_utils``, checked against transformers 5.24):
+
+==============  ===============================================================================
+``"default"``   θ_i = base^(−2i/d) (Su et al. 2021, arXiv:2104.09864).
+``"linear"``    position interpolation: θ_i / factor (Chen et al. 2023, arXiv:2306.15595).
+``"ntk"``       NTK-aware, static: base' = base · factor^(d/(d−2)) (bloc97, r/LocalLLaMA 2023;
+                no transformers ``rope_type`` of this name).
+``"dynamic"``   dynamic NTK: the NTK base recomputed for the current length (emozilla,
+                r/LocalLLaMA 2023; transformers ``"dynamic"``).
+``"yarn"``      YaRN: per-pair blend of interpolation and extrapolation by a linear ramp, plus an
+                attention temperature (Peng et al. 2023, arXiv:2309.00071).
+``"longrope"``  LongRoPE: searched per-pair rescale factors (Ding et al. 2024, arXiv:2402.13753).
+``"llama3"``    Llama 3.1's frequency-dependent scaling (Llama Team 2024, arXiv:2407.21783).
+==============  ===============================================================================
+
+``inv_freq`` is ``[d_head // 2]`` float32 (computed in float64, rounded once; transformers computes
+in float32, so values agree to ~1e-6 relative). ``attention_factor`` is the number transformers
+multiplies cos and sin by (so q·k is scaled by its square); 1.0 where the method has none.
+
+``d_head`` is the rotated dimension: for partial rotary models (transformers'
+``partial_rotary_factor``) pass ``int(head_dim * partial_rotary_factor)``.
+
+Parameters are checked: every scaling ``factor`` must be ≥ 1 (transformers warns below 1), lengths
+are positive ints, LongRoPE's factor lists must have d_head // 2 entries, Llama 3's
+``low_freq_factor < high_freq_factor``. A missing or unknown parameter is Python's own ``TypeError``,
+which names it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+
+from lib._checks import (
+    check_choice,
+    check_even,
+    check_floating,
+    check_positive_float,
+    check_positive_int,
+)
+from lib.rope import rope_inv_freq
+
+__all__ = [
+    "REAL_CONFIGS",
+    "ROPE_SCALING",
+    "default_scaling",
+    "dynamic_ntk_scaling",
+    "linear_scaling",
+    "llama3_scaling",
+    "longrope_scaling",
+    "ntk_scaling",
+    "scaled_inv_freq",
+    "wavelengths",
+    "yarn_scaling",
+]
+
+ScalingResult = tuple[torch.Tensor, float]
+
+
+def _exponents(d_head: int) -> torch.Tensor:
+    """``2i / d_head`` for i = 0 … d_head/2 − 1, float64: ``[d_half]``."""
+    return torch.arange(0, d_head, 2, dtype=torch.float64) / d_head
+
+
+def _check_factor(name: str, value: object) -> float:
+    value = check_positive_float(name, value)
+    if value < 1.0:
+        raise ValueError(f"{name} must be >= 1 (a context-extension factor), got {value}")
+    return value
+
+
+def _check_ntk_dim(d_head: int) -> int:
+    d_head = check_even("d_head", d_head)
+    if d_head < 4:
+        raise ValueError(f"d_head must be >= 4 for NTK scaling (exponent d/(d-2)), got {d_head}")
+    return d_head
+
+
+def _result(inv_freq_f64: torch.Tensor, attention_factor: float) -> ScalingResult:
+    return inv_freq_f64.to(torch.float32), float(attention_factor)
+
+
+# --------------------------------------------------------------------------------------------------
+# The methods
+# --------------------------------------------------------------------------------------------------
+
+
+def default_scaling(d_head: int, base: float) -> ScalingResult:
+    """Unscaled RoPE frequencies.
+
+    Equation: ``θ_i = base^(−2i/d_head)``; attention_factor 1 (Su et al. 2021, arXiv:2104.09864;
+    transformers ``compute_default_rope_parameters``).
+
+    Shapes: returns ``([d_head // 2] float32, float)``.
+    """
+    return rope_inv_freq(d_head, base), 1.0
+
+
+def linear_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
+    """Position interpolation: positions are divided by ``factor``, i.e. every θ_i is.
+
+    Equation: ``θ'_i = θ_i / factor`` — position m is rotated like m / factor was (Chen et al. 2023,
+    arXiv:2306.15595; kaiokendev 2023; transformers ``"linear"``). attention_factor 1.
+
+    Shapes: returns ``([d_head // 2] float32, float)``.
+    """
+    d_head = check_even("d_head", d_head)
+    base = check_positive_float("base", base)
+    factor = _check_factor("factor", factor)
+    return _result(1.0 / base ** _exponents(d_head) / factor, 1.0)
+
+
+def ntk_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
+    """NTK-aware scaled RoPE (static): raise the base so the lowest frequency is interpolated.
+
+    Equation: ``base' = base · factor^(d/(d−2))``, ``θ'_i = base'^(−2i/d)``: pair 0 is unchanged
+    (extrapolated), the last pair is divided by exactly ``factor`` (interpolated), the ones in
+    between by factor^(2i/(d−2)). Source: bloc97, "NTK-Aware Scaled RoPE allows LLaMA models to have
+    extended (8k+) context size without any fine-tuning", r/LocalLLaMA, June 2023; discussed in YaRN
+    (Peng et al. 2023, arXiv:2309.00071, §3.1). transformers has no static ``rope_type`` for it (its
+    ``"dynamic"`` is the length-dependent version). attention_factor 1.
+
+    Shapes: returns ``([d_head // 2] float32, float)``.
+    """
+    d_head = _check_ntk_dim(d_head)
+    base = check_positive_float("base", base)
+    factor = _check_factor("factor", factor)
+    new_base = base * factor ** (d_head / (d_head - 2))
+    return _result(1.0 / new_base ** _exponents(d_head), 1.0)
+
+
+def dynamic_ntk_scaling(
+    d_head: int,
+    base: float,
+    *,
+    factor: float,
+    max_position_embeddings: int,
+    seq_len: int | None = None,
+) -> ScalingResult:
+    """Dynamic NTK: the NTK-aware base, recomputed from the current sequence length.
+
+    Equation: with L = max(seq_len, max_position_embeddings),
+    ``base' = base · (factor · L / max_position_embeddings − (factor − 1))^(d/(d−2))``, so up to
+    ``max_position_embeddings`` the frequencies are the default ones. ``seq_len=None`` means
+    ``max_position_embeddings`` (what transformers uses at initialisation). Source: emozilla,
+    "Dynamically Scaled RoPE further increases performance of long context LLaMA with zero
+    fine-tuning", r/LocalLLaMA, 2023; transformers ``_compute_dynamic_ntk_parameters``; YaRN paper
+    (Peng et al. 2023, arXiv:2309.00071, §3.3). attention_factor 1.
+
+    Shapes: returns ``([d_head // 2] float32, float)``.
+    """
+    d_head = _check_ntk_dim(d_head)
+    base = check_positive_float("base", base)
+    factor = _check_factor("factor", factor)
+    max_position_embeddings = check_positive_int("max_position_embeddings", max_position_embeddings)
+    if seq_len is None:
+        seq_len = max_position_embeddings
+    seq_len = max(check_positive_int("seq_len", seq_len), max_position_embeddings)
+    stretch = factor * seq_len / max_position_embeddings - (factor - 1)
+    new_base = base * stretch ** (d_head / (d_head - 2))
+    return _result(1.0 / new_base ** _exponents(d_head), 1.0)
+
+
+def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
+    """YaRN's temperature term ``0.1 · mscale · ln(scale) + 1`` (1 for scale ≤ 1)."""
+    if scale <= 1.0:
+        return 1.0
+    return 0.1 * mscale * math.log(scale) + 1.0
+
+
+def _yarn_correction_dim(
+    num_rotations: float, d_head: int, base: float, original_max_position_embeddings: int
+) -> float:
+    """Pair index (fractional) whose wavelength fits ``num_rotations`` times in the original length.
+
+    Equation: ``d · ln(L / (2π r)) / (2 ln base)`` (Peng et al. 2023, arXiv:2309.00071, eq. 17).
+    """
+    ratio = original_max_position_embeddings / (num_rotations * 2 * math.pi)
+    return d_head * math.log(ratio) / (2 * math.log(base))
+
+
+def yarn_scaling(
+    d_head: int,
+    base: float,
+    *,
+    factor: float,
+    original_max_position_embeddings: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+    attention_factor: float | None = None,
+    mscale: float | None = None,
+    mscale_all_dim: float | None = None,
+) -> ScalingResult:
+    """YaRN: interpolate the low-frequency pairs, keep the high-frequency ones, ramp in between.
+
+    Equations (Peng et al. 2023, arXiv:2309.00071, §3.2–3.4; transformers
+    ``_compute_yarn_parameters``):
+
+    - low = ⌊dim(β_fast)⌋, high = ⌈dim(β_slow)⌉ with dim(r) = d·ln(L/(2πr)) / (2 ln base),
+      L = original_max_position_embeddings, clipped to [0, d − 1] (no rounding if truncate=False);
+    - ramp_i = clip((i − low) / (high − low), 0, 1) (high += 0.001 if equal);
+    - θ'_i = (θ_i / factor) · ramp_i + θ_i · (1 − ramp_i): pairs i ≤ low keep θ_i (they turn many
+      times within L), pairs i ≥ high are divided by ``factor``;
+    - attention_factor = 0.1·ln(factor) + 1 (1.0 when factor ≤ 1), or, if both ``mscale`` and
+      ``mscale_all_dim`` are given (DeepSeek), (0.1·mscale·ln f + 1) / (0.1·mscale_all_dim·ln f + 1);
+      an explicit ``attention_factor`` wins.
+
+    Shapes: returns ``([d_head // 2] float32, float)``.
+    """
+    d_head = check_even("d_head", d_head)
+    base = check_positive_float("base", base)
+    if base == 1.0:
+        raise ValueError("base must not be 1 for YaRN (its correction range divides by ln base)")
+    factor = _check_factor("factor", factor)
+    original = check_positive_int(
+        "original_max_position_embeddings", original_max_position_embeddings
+    )
+    beta_fast = check_positive_float("beta_fast", beta_fast)
+    beta_slow = check_positive_float("beta_slow", beta_slow)
+    if beta_fast < beta_slow:
+        raise ValueError(
+            f"beta_fast must be >= beta_slow, got beta_fast={beta_fast}, beta_slow={beta_slow}"
+        )
+    if not isinstance(truncate, bool):
+        raise TypeError(f"truncate must be a bool, got {type(truncate).__name__} {truncate!r}")
+    if (mscale is None) != (mscale_all_dim is None):
+        raise ValueError(
+            "mscale and mscale_all_dim must be given together (or neither), got "
+            f"mscale={mscale}, mscale_all_dim={mscale_all_dim}"
+        )
+
+    if attention_factor is not None:
+        attention_factor = check_positive_float("attention_factor", attention_factor)
+    elif mscale is not None:
+        mscale = check_positive_float("mscale", mscale)
+        mscale_all_dim = check_positive_float("mscale_all_dim", mscale_all_dim)
+        attention_factor = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+    else:
+        attention_factor = _yarn_mscale(factor)
+
+    low = _yarn_correction_dim(beta_fast, d_head, base, original)
+    high = _yarn_correction_dim(beta_slow, d_head, base, original)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d_head - 1)
+    if low == high:
+        high += 0.001  # avoid dividing by zero, as transformers does
+    pair = torch.arange(d_head // 2, dtype=torch.float64)
+    ramp = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: extrapolate, 1: interpolate
+
+    theta = 1.0 / base ** _exponents(d_head)
+    inv_freq = (theta / factor) * ramp + theta * (1.0 - ramp)
+    return _result(inv_freq, attention_factor)
+
+
+def _check_factor_list(name: str, values: object, d_half: int) -> torch.Tensor:
+    if isinstance(values, torch.Tensor):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(
+            f"{name} must be a sequence of {d_half} numbers, got {type(values).__name__}"
+        )
+    if len(values) != d_half:
+        raise ValueError(f"{name} must have d_head // 2 = {d_half} entries, got {len(values)}")
+    for v in values:
+        check_positive_float(f"each entry of {name}", v)
+    return torch.tensor([float(v) for v in values], dtype=torch.float64)
+
+
+def longrope_scaling(
+    d_head: int,
+    base: float,
+    *,
+    short_factor: Sequence[float],
+    long_factor: Sequence[float],
+    original_max_position_embeddings: int,
+    max_position_embeddings: int | None = None,
+    seq_len: int | None = None,
+    factor: float | None = None,
+    attention_factor: float | None = None,
+) -> ScalingResult:
+    """LongRoPE: divide each θ_i by its own searched factor, one set for short and one for long inputs.
+
+    Equations (Ding et al. 2024, arXiv:2402.13753; Phi-3, transformers
+    ``_compute_longrope_parameters``):
+
+    - ``θ'_i = θ_i / λ_i`` with λ = ``long_factor`` if ``seq_len > original_max_position_embeddings``
+      else ``short_factor`` (``seq_len=None`` counts as short);
+    - s = ``factor`` if given, else ``max_position_embeddings / original_max_position_embeddings``;
+    - attention_factor = sqrt(1 + ln s / ln original_max_position_embeddings) (1.0 when s ≤ 1),
+      unless ``attention_factor`` is given.
+
+    Shapes: ``short_factor``, ``long_factor``: ``d_head // 2`` numbers each; returns
+    ``([d_head // 2] float32, float)``.
+    """
+    d_head = check_even("d_head", d_head)
+    base = check_positive_float("base", base)
+    d_half = d_head // 2
+    short = _check_factor_list("short_factor", short_factor, d_half)
+    long = _check_factor_list("long_factor", long_factor, d_half)
+    original = check_positive_int(
+        "original_max_position_embeddings", original_max_position_embeddings
+    )
+    if factor is not None:
+        factor = _check_factor("factor", factor)
+    elif max_position_embeddings is not None:
+        max_position_embeddings = check_positive_int(
+            "max_position_embeddings", max_position_embeddings
+        )
+        factor = _check_factor(
+            "max_position_embeddings / original_max_position_embeddings",
+            max_position_embeddings / original,
+        )
+    else:
+        raise ValueError(
+            "longrope needs factor or max_position_embeddings (factor defaults to "
+            "max_position_embeddings / original_max_position_embeddings)"
+        )
+    if seq_len is not None:
+        seq_len = check_positive_int("seq_len", seq_len)
+
+    if attention_factor is not None:
+        attention_factor = check_positive_float("attention_factor", attention_factor)
+    elif factor <= 1.0:
+        attention_factor = 1.0
+    else:
+        attention_factor = math.sqrt(1 + math.log(factor) / math.log(original))
+
+    rescale = long if seq_len is not None and seq_len > original else short
+    inv_freq = 1.0 / (rescale * base ** _exponents(d_head))
+    return _result(inv_freq, attention_factor)
+
+
+def llama3_scaling(
+    d_head: int,
+    base: float,
+    *,
+    factor: float,
+    low_freq_factor: float,
+    high_freq_factor: float,
+    original_max_position_embeddings: int,
+) -> ScalingResult:
+    """Llama 3.1's scaling: long wavelengths interpolated, short ones kept, smooth in between.
+
+    Equations (Llama Team 2024, arXiv:2407.21783; Meta's ``apply_scaling`` in llama-models;
+    transformers ``_compute_llama3_parameters``), with λ_i = 2π/θ_i and L = original length:
+
+    - λ_i < L / high_freq_factor (high frequency): θ'_i = θ_i;
+    - λ_i > L / low_freq_factor (low frequency): θ'_i = θ_i / factor;
+    - otherwise s = (L/λ_i − low_freq_factor) / (high_freq_factor − low_freq_factor) and
+      θ'_i = (1 − s) θ_i / factor + s θ_i.
+
+    attention_factor 1. Llama 3.1 uses factor 8, low/high 1 and 4, L = 8192 on base 500000.
+
+    Shapes: returns ``([d_head // 2] float32, float)``.
+    """
+    d_head = check_even("d_head", d_head)
+    base = check_positive_float("base", base)
+    factor = _check_factor("factor", factor)
+    low = check_positive_float("low_freq_factor", low_freq_factor)
+    high = check_positive_float("high_freq_factor", high_freq_factor)
+    if not low < high:
+        raise ValueError(
+            "low_freq_factor must be < high_freq_factor, got "
+            f"low_freq_factor={low}, high_freq_factor={high}"
+        )
+    original = check_positive_int(
+        "original_max_position_embeddings", original_max_position_embeddings
+    )
+
+    theta = 1.0 / base ** _exponents(d_head)
+    wavelength = 2 * math.pi / theta
+    low_freq_wavelength = original / low  # longer than this: interpolate fully
+    high_freq_wavelength = original / high  # shorter than this: keep
+    scaled = torch.where(wavelength > low_freq_wavelength, theta / factor, theta)
+    smooth = (original / wavelength - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    is_medium = (wavelength >= high_freq_wavelength) & (wavelength <= low_freq_wavelength)
+    return _result(torch.where(is_medium, smoothed, scaled), 1.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Registry and helpers
+# --------------------------------------------------------------------------------------------------
+
+ROPE_SCALING: dict[str, Callable[..., ScalingResult]] = {
+    "default": default_scaling,
+    "linear": linear_scaling,
+    "ntk": ntk_scaling,
+    "dynamic": dynamic_ntk_scaling,
+    "yarn": yarn_scaling,
+    "longrope": longrope_scaling,
+    "llama3": llama3_scaling,
+}
+
+
+def scaled_inv_freq(name: str, d_head: int, base: float, **params: object) -> ScalingResult:
+    """Look up a scaling method by its ``rope_type`` name and apply it.
+
+    Equation: ``ROPE_SCALING[name](d_head, base, **params)``; see each method for its formula
+    (PI: Chen et al. 2023, arXiv:2306.15595; YaRN: Peng et al. 2023, arXiv:2309.00071; LongRoPE:
+    Ding et al. 2024, arXiv:2402.13753; Llama 3: arXiv:2407.21783).
+
+    Shapes: returns ``(inv_freq [d_head // 2] float32, attention_factor: float)``.
+
+    Raises ``ValueError`` listing the known names for an unknown ``name``.
+    """
+    check_choice("name", name, tuple(ROPE_SCALING))
+    return ROPE_SCALING[name](d_head, base, **params)
+
+
+def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
+    """Wavelength of each pair in tokens: the distance over which its angle turns a full circle.
+
+    Equation: ``λ_i = 2π / θ_i`` (Su et al. 2021, arXiv:2104.09864; the quantity YaRN and Llama 3
+    compare with the training length, Peng et al. 2023, arXiv:2309.00071).
+
+    Shapes: ``inv_freq: [d_half]`` (any shape) -> same shape, float32 (computed in float64).
+    """
+    check_floating("inv_freq", inv_freq)
+    if not bool((inv_freq > 0).all()):
+        raise ValueError("inv_freq must be > 0 everywhere to have a finite wavelength")
+    return (2 * math.pi / inv_freq.to(torch.float64)).to(torch.float32)
+
+
+# --------------------------------------------------------------------------------------------------
+# Real configurations (values copied from the models' published config.json / model cards)
+# --------------------------------------------------------------------------------------------------
+
+#: Published RoPE settings of real models, ready for
+#: ``scaled_inv_freq(c["rope_type"], c["d_head"], c["base"], **c["params"])``.
+#: ``context_length`` is the length the setting is meant to serve. LongRoPE (Phi-3-mini-128k) is
+#: left out on purpose: its 48 short/long per-pair factors changed between checkpoint revisions and
+#: are not reproduced here from memory.
+REAL_CONFIGS: dict[str, dict[str, object]] = {
+    "Llama-2-7B": {
+        "rope_type": "default",
+        "d_head": 128,  # hidden 4096 / 32 heads
+        "base": 10000.0,
+        "params": {},
+        "context_length": 4096,
+        "source": "meta-llama/Llama-2-7b-hf config.json; Touvron et al. 2023, arXiv:2307.09288",
+    },
+    "Llama-3-8B": {
+        "rope_type": "default",
+        "d_head": 128,
+        "base": 500000.0,
+        "params": {},
+        "context_length": 8192,
+        "source": "meta-llama/Meta-Llama-3-8B config.json (rope_theta 500000.0)",
+    },
+    "Llama-3.1-8B": {
+        "rope_type": "llama3",
+        "d_head": 128,
+        "base": 500000.0,
+        "params": {
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+        "context_length": 131072,
+        "source": "meta-llama/Llama-3.1-8B config.json (rope_scaling, rope_theta 500000.0)",
+    },
+    "Qwen2.5-7B-Instruct (YaRN)": {
+        "rope_type": "yarn",
+        "d_head": 128,  # hidden 3584 / 28 heads
+        "base": 1000000.0,
+        "params": {"factor": 4.0, "original_max_position_embeddings": 32768},
+        "context_length": 131072,
+        "source": "Qwen/Qwen2.5-7B-Instruct model card (rope_scaling for long texts) and config.json",
+    },
+}

@@ -1,0 +1,382 @@
+"""Tests for lib.rope_scaling: pinned values, identities between methods, transformers, errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.rope import rope_inv_freq
+from lib.rope_scaling import (
+    REAL_CONFIGS,
+    ROPE_SCALING,
+    llama3_scaling,
+    longrope_scaling,
+    scaled_inv_freq,
+    wavelengths,
+    yarn_scaling,
+)
+
+FAST = settings(max_examples=30, deadline=None)
+LLAMA31 = {
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}
+
+
+def _theta(d: int, base: float) -> torch.Tensor:
+    """Default frequencies in float64 from the formula."""
+    return torch.tensor([base ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64)
+
+
+# ------------------------------------------------------------------------------ pinned values
+
+
+def test_registry_names():
+    assert set(ROPE_SCALING) == {
+        "default",
+        "linear",
+        "ntk",
+        "dynamic",
+        "yarn",
+        "longrope",
+        "llama3",
+    }
+
+
+def test_default_and_linear_pinned():
+    inv, att = scaled_inv_freq("default", 4, 100.0)
+    torch.testing.assert_close(inv, torch.tensor([1.0, 0.1]))
+    assert att == 1.0 and inv.dtype == torch.float32
+    inv, att = scaled_inv_freq("linear", 4, 100.0, factor=4.0)
+    torch.testing.assert_close(inv, torch.tensor([0.25, 0.025]))
+    assert att == 1.0
+
+
+def test_ntk_pinned():
+    # base' = 100 * 4 ** (4 / 2) = 1600 -> theta = [1, 1600 ** -0.5] = [1, 0.025]
+    inv, att = scaled_inv_freq("ntk", 4, 100.0, factor=4.0)
+    torch.testing.assert_close(inv, torch.tensor([1.0, 0.025]))
+    assert att == 1.0
+
+
+@FAST
+@given(d_half=st.integers(2, 64), factor=st.floats(1.0, 64.0), base=st.floats(10.0, 1e6))
+def test_ntk_keeps_first_pair_and_divides_last_by_factor(d_half, factor, base):
+    d = 2 * d_half
+    inv, _ = scaled_inv_freq("ntk", d, base, factor=factor)
+    theta = _theta(d, base)
+    assert inv[0] == 1.0
+    torch.testing.assert_close(inv[-1].double(), theta[-1] / factor, rtol=1e-6, atol=0)
+
+
+def test_dynamic_pinned():
+    # d=4: exponent d/(d-2) = 2; factor 2, L = 2 * max -> stretch = 2*2 - 1 = 3 -> base' = 100 * 9
+    inv, att = scaled_inv_freq(
+        "dynamic", 4, 100.0, factor=2.0, max_position_embeddings=1000, seq_len=2000
+    )
+    torch.testing.assert_close(inv, torch.tensor([1.0, 900.0**-0.5]))
+    assert att == 1.0
+
+
+def test_yarn_pinned():
+    # d=8, base=1e4, L=2048: dim(32) = 8 ln(2048/(64 pi)) / (2 ln 1e4) = 1.008 -> floor 1;
+    # dim(1) = 8 ln(2048/(2 pi)) / (2 ln 1e4) = 2.513 -> ceil 3; ramp over pairs = [0, 0, .5, 1]
+    assert math.floor(8 * math.log(2048 / (64 * math.pi)) / (2 * math.log(1e4))) == 1
+    assert math.ceil(8 * math.log(2048 / (2 * math.pi)) / (2 * math.log(1e4))) == 3
+    inv, att = scaled_inv_freq("yarn", 8, 1e4, factor=4.0, original_max_position_embeddings=2048)
+    expected = torch.tensor([1.0, 0.1, 0.5 * 0.01 / 4 + 0.5 * 0.01, 0.001 / 4])
+    torch.testing.assert_close(inv, expected)
+    assert att == pytest.approx(0.1 * math.log(4.0) + 1.0, rel=1e-15)
+
+
+def test_yarn_attention_factor_variants():
+    kwargs = {"original_max_position_embeddings": 4096}
+    _, att = yarn_scaling(64, 1e4, factor=40.0, **kwargs)
+    assert att == pytest.approx(0.1 * math.log(40.0) + 1.0)
+    _, att = yarn_scaling(64, 1e4, factor=1.0, **kwargs)
+    assert att == 1.0
+    _, att = yarn_scaling(64, 1e4, factor=40.0, mscale=1.0, mscale_all_dim=0.707, **kwargs)
+    expected = (0.1 * math.log(40.0) + 1.0) / (0.1 * 0.707 * math.log(40.0) + 1.0)
+    assert att == pytest.approx(expected)
+    _, att = yarn_scaling(64, 1e4, factor=40.0, mscale=1.0, mscale_all_dim=1.0, **kwargs)
+    assert att == pytest.approx(1.0)
+    _, att = yarn_scaling(64, 1e4, factor=40.0, attention_factor=1.5, mscale=1.0,
+                          mscale_all_dim=0.5, **kwargs)  # fmt: skip
+    assert att == 1.5
+
+
+def test_yarn_extrapolates_fast_pairs_and_interpolates_slow_pairs():
+    d, base, factor, original = 128, 1e6, 4.0, 32768
+    inv, _ = yarn_scaling(d, base, factor=factor, original_max_position_embeddings=original)
+    theta = _theta(d, base)
+    turns = original * theta / (2 * math.pi)  # full turns of each pair within the original length
+    fast, slow = turns > 32, turns < 1
+    assert fast.any() and slow.any()
+    torch.testing.assert_close(inv.double()[fast], theta[fast], rtol=1e-6, atol=0)
+    torch.testing.assert_close(inv.double()[slow], theta[slow] / factor, rtol=1e-6, atol=0)
+    middle = ~fast & ~slow
+    assert ((inv.double()[middle] <= theta[middle] * (1 + 1e-6))
+            & (inv.double()[middle] >= theta[middle] / factor * (1 - 1e-6))).all()  # fmt: skip
+
+
+def test_longrope_pinned():
+    d, base = 8, 100.0
+    short, long = [1.0, 2.0, 4.0, 8.0], [2.0, 4.0, 8.0, 16.0]
+    theta = _theta(d, base)
+    kwargs = {
+        "short_factor": short,
+        "long_factor": long,
+        "original_max_position_embeddings": 4096,
+        "max_position_embeddings": 131072,
+    }
+    for seq_len, chosen in ((None, short), (4096, short), (4097, long)):
+        inv, att = longrope_scaling(d, base, seq_len=seq_len, **kwargs)
+        torch.testing.assert_close(inv, (theta / torch.tensor(chosen, dtype=torch.float64)).float())
+        assert att == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+    _, att = longrope_scaling(d, base, factor=1.0, **{**kwargs, "max_position_embeddings": None})
+    assert att == 1.0
+    _, att = longrope_scaling(d, base, attention_factor=1.25, **kwargs)
+    assert att == 1.25
+
+
+def test_llama3_bands():
+    d, base = 128, 500000.0
+    inv, att = llama3_scaling(d, base, **LLAMA31)
+    assert att == 1.0
+    theta = _theta(d, base)
+    wavelength = 2 * math.pi / theta
+    high = wavelength < 8192 / 4.0
+    low = wavelength > 8192 / 1.0
+    medium = ~high & ~low
+    assert high.sum() > 0 and low.sum() > 0 and medium.sum() > 0
+    torch.testing.assert_close(inv.double()[high], theta[high], rtol=1e-7, atol=0)
+    torch.testing.assert_close(inv.double()[low], theta[low] / 8.0, rtol=1e-7, atol=0)
+    smooth = (8192 / wavelength[medium] - 1.0) / (4.0 - 1.0)
+    expected = (1 - smooth) * theta[medium] / 8.0 + smooth * theta[medium]
+    torch.testing.assert_close(inv.double()[medium], expected, rtol=1e-7, atol=0)
+
+
+def test_wavelengths_pinned():
+    lam = wavelengths(torch.tensor([1.0, 0.5, 0.001]))
+    torch.testing.assert_close(lam, torch.tensor([2 * math.pi, 4 * math.pi, 2000 * math.pi]))
+    assert lam.dtype == torch.float32
+
+
+# ------------------------------------------------------------------------------ identities
+
+
+@FAST
+@given(d_half=st.integers(1, 64), factor=st.floats(1.0, 100.0), base=st.floats(2.0, 1e6))
+def test_linear_is_default_divided_by_factor(d_half, factor, base):
+    d = 2 * d_half
+    default, _ = scaled_inv_freq("default", d, base)
+    linear, att = scaled_inv_freq("linear", d, base, factor=factor)
+    torch.testing.assert_close(linear, default / factor, rtol=3e-7, atol=0)
+    assert att == 1.0
+
+
+@FAST
+@given(d_half=st.integers(2, 64), base=st.floats(2.0, 1e6), seq_len=st.integers(1, 4096))
+def test_factor_one_equals_default(d_half, base, seq_len):
+    d = 2 * d_half
+    default, _ = scaled_inv_freq("default", d, base)
+    cases = {
+        "linear": {"factor": 1.0},
+        "ntk": {"factor": 1.0},
+        # dynamic with factor 1 is the default only up to max_position_embeddings: there the
+        # stretch factor*L/max - (factor - 1) is 1; beyond it, it grows with L whatever the factor
+        "dynamic": {"factor": 1.0, "max_position_embeddings": 4096, "seq_len": seq_len},
+        "yarn": {"factor": 1.0, "original_max_position_embeddings": 4096},
+        "llama3": {**LLAMA31, "factor": 1.0},
+        "longrope": {
+            "short_factor": [1.0] * d_half,
+            "long_factor": [1.0] * d_half,
+            "original_max_position_embeddings": 4096,
+            "factor": 1.0,
+            "seq_len": seq_len,
+        },
+    }
+    for name, params in cases.items():
+        inv, att = scaled_inv_freq(name, d, base, **params)
+        torch.testing.assert_close(inv, default, rtol=3e-7, atol=0, msg=name)
+        assert att == 1.0, name
+
+
+@FAST
+@given(factor=st.floats(1.0, 16.0), seq_len=st.integers(1, 2048))
+def test_dynamic_is_default_within_the_trained_length(factor, seq_len):
+    default, _ = scaled_inv_freq("default", 64, 10000.0)
+    dynamic, _ = scaled_inv_freq(
+        "dynamic", 64, 10000.0, factor=factor, max_position_embeddings=2048, seq_len=seq_len
+    )
+    torch.testing.assert_close(dynamic, default, rtol=3e-7, atol=0)
+
+
+@pytest.mark.parametrize("name", sorted(REAL_CONFIGS))
+def test_real_configs_run(name):
+    config = REAL_CONFIGS[name]
+    assert isinstance(config["source"], str) and config["source"]
+    inv, att = scaled_inv_freq(config["rope_type"], config["d_head"], config["base"],
+                               **config["params"])  # fmt: skip
+    assert inv.shape == (config["d_head"] // 2,) and inv.dtype == torch.float32
+    assert att >= 1.0
+
+
+def test_real_config_llama31_values():
+    config = REAL_CONFIGS["Llama-3.1-8B"]
+    assert config["base"] == 500000.0 and config["d_head"] == 128
+    assert config["params"] == LLAMA31
+
+
+# ------------------------------------------------------------------------------ transformers
+
+
+def _hf(rope_type: str, d: int, base: float, params: dict, max_pos: int, seq_len=None):
+    transformers = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = transformers.LlamaConfig(
+        hidden_size=2 * d,
+        num_attention_heads=2,
+        head_dim=d,
+        num_hidden_layers=1,
+        max_position_embeddings=max_pos,
+        rope_parameters={"rope_type": rope_type, "rope_theta": base, **params},
+    )
+    if rope_type == "default":  # transformers 5.x keeps it out of ROPE_INIT_FUNCTIONS
+        return LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+    return ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=seq_len)
+
+
+_SF = [1.0 + 0.05 * i for i in range(48)]
+_LF = [1.0 + 1.5 * i for i in range(48)]
+HF_CASES = [
+    # (rope_type, d_head, base, transformers params, our extra params, max_pos, seq_len)
+    ("default", 128, 10000.0, {}, {}, 4096, None),
+    ("default", 80, 1e6, {}, {}, 4096, None),
+    ("linear", 128, 10000.0, {"factor": 4.0}, {}, 16384, None),
+    ("dynamic", 128, 10000.0, {"factor": 4.0}, {"max_position_embeddings": 4096}, 4096, None),
+    ("dynamic", 64, 10000.0, {"factor": 2.0}, {"max_position_embeddings": 4096}, 4096, 20000),
+    ("yarn", 128, 1e6, {"factor": 4.0, "original_max_position_embeddings": 32768}, {},
+     131072, None),
+    ("yarn", 64, 10000.0,
+     {"factor": 40.0, "original_max_position_embeddings": 4096, "beta_fast": 16.0,
+      "beta_slow": 2.0, "mscale": 1.0, "mscale_all_dim": 0.8, "truncate": False}, {},
+     163840, None),
+    ("yarn", 32, 10000.0,
+     {"factor": 8.0, "original_max_position_embeddings": 2048, "attention_factor": 1.3}, {},
+     16384, None),
+    ("llama3", 128, 500000.0, LLAMA31, {}, 131072, None),
+    ("llama3", 64, 10000.0, {**LLAMA31, "factor": 4.0, "high_freq_factor": 2.0}, {},
+     32768, None),
+    ("longrope", 96, 10000.0,
+     {"short_factor": _SF, "long_factor": _LF, "original_max_position_embeddings": 4096},
+     {"max_position_embeddings": 131072}, 131072, None),
+    ("longrope", 96, 10000.0,
+     {"short_factor": _SF, "long_factor": _LF, "original_max_position_embeddings": 4096},
+     {"max_position_embeddings": 131072}, 131072, 5000),
+    ("longrope", 96, 10000.0,
+     {"short_factor": _SF, "long_factor": _LF, "original_max_position_embeddings": 4096,
+      "factor": 16.0}, {}, 131072, 5000),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", HF_CASES, ids=lambda c: f"{c[0]}-d{c[1]}-L{c[6]}")
+def test_matches_transformers(case):
+    rope_type, d, base, params, extra, max_pos, seq_len = case
+    hf_inv, hf_att = _hf(rope_type, d, base, dict(params), max_pos, seq_len)
+    ours_params = {**params, **extra}
+    if seq_len is not None:
+        ours_params["seq_len"] = seq_len
+    inv, att = scaled_inv_freq(rope_type, d, base, **ours_params)
+    torch.testing.assert_close(inv, hf_inv.float(), rtol=1e-6, atol=0)
+    assert att == pytest.approx(hf_att, rel=1e-12)
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def test_errors():
+    with pytest.raises(ValueError, match=r"name must be one of .*'yarn'"):
+        scaled_inv_freq("su", 64, 10000.0)
+    with pytest.raises(TypeError, match="factor"):
+        scaled_inv_freq("linear", 64, 10000.0)
+    with pytest.raises(TypeError, match="original_max_position_embeddings"):
+        scaled_inv_freq("yarn", 64, 10000.0, factor=4.0)
+    with pytest.raises(TypeError, match="low_freq_factr"):
+        scaled_inv_freq("llama3", 64, 10000.0, low_freq_factr=1.0)
+    for name, params in (
+        ("linear", {}),
+        ("ntk", {}),
+        ("dynamic", {"max_position_embeddings": 10}),
+        ("yarn", {"original_max_position_embeddings": 10}),
+        ("llama3", {k: v for k, v in LLAMA31.items() if k != "factor"}),
+    ):
+        with pytest.raises(ValueError, match="factor must be >= 1"):
+            scaled_inv_freq(name, 64, 10000.0, factor=0.5, **params)
+        with pytest.raises(ValueError, match="factor must be > 0"):
+            scaled_inv_freq(name, 64, 10000.0, factor=-2.0, **params)
+    with pytest.raises(ValueError, match="d_head"):
+        scaled_inv_freq("default", 63, 10000.0)
+    with pytest.raises(ValueError, match="d_head must be >= 4"):
+        scaled_inv_freq("ntk", 2, 10000.0, factor=2.0)
+    with pytest.raises(ValueError, match="base"):
+        scaled_inv_freq("linear", 64, -1.0, factor=2.0)
+    with pytest.raises(ValueError, match="seq_len"):
+        scaled_inv_freq("dynamic", 64, 1e4, factor=2.0, max_position_embeddings=10, seq_len=0)
+    with pytest.raises(TypeError, match="max_position_embeddings"):
+        scaled_inv_freq("dynamic", 64, 1e4, factor=2.0, max_position_embeddings=10.5)
+
+
+def test_errors_yarn():
+    kwargs = {"factor": 4.0, "original_max_position_embeddings": 4096}
+    with pytest.raises(ValueError, match="beta_fast must be >= beta_slow"):
+        yarn_scaling(64, 1e4, beta_fast=1.0, beta_slow=32.0, **kwargs)
+    with pytest.raises(ValueError, match="beta_slow"):
+        yarn_scaling(64, 1e4, beta_slow=0.0, **kwargs)
+    with pytest.raises(TypeError, match="truncate"):
+        yarn_scaling(64, 1e4, truncate="yes", **kwargs)
+    with pytest.raises(ValueError, match="mscale and mscale_all_dim"):
+        yarn_scaling(64, 1e4, mscale=1.0, **kwargs)
+    with pytest.raises(ValueError, match="attention_factor"):
+        yarn_scaling(64, 1e4, attention_factor=0.0, **kwargs)
+    with pytest.raises(ValueError, match="original_max_position_embeddings"):
+        yarn_scaling(64, 1e4, factor=4.0, original_max_position_embeddings=0)
+    with pytest.raises(ValueError, match="base must not be 1"):
+        yarn_scaling(64, 1.0, **kwargs)
+
+
+def test_errors_longrope_and_llama3():
+    ok = {"short_factor": [1.0] * 4, "long_factor": [2.0] * 4,
+          "original_max_position_embeddings": 4096, "max_position_embeddings": 131072}  # fmt: skip
+    with pytest.raises(ValueError, match="short_factor must have d_head // 2 = 4 entries, got 3"):
+        longrope_scaling(8, 1e4, **{**ok, "short_factor": [1.0] * 3})
+    with pytest.raises(ValueError, match="long_factor must have d_head // 2 = 4"):
+        longrope_scaling(8, 1e4, **{**ok, "long_factor": [1.0] * 5})
+    with pytest.raises(TypeError, match="long_factor must be a sequence"):
+        longrope_scaling(8, 1e4, **{**ok, "long_factor": 2.0})
+    with pytest.raises(ValueError, match="each entry of short_factor"):
+        longrope_scaling(8, 1e4, **{**ok, "short_factor": [1.0, 0.0, 1.0, 1.0]})
+    with pytest.raises(ValueError, match="factor or max_position_embeddings"):
+        longrope_scaling(8, 1e4, **{**ok, "max_position_embeddings": None})
+    with pytest.raises(ValueError, match="max_position_embeddings / original"):
+        longrope_scaling(8, 1e4, **{**ok, "max_position_embeddings": 1024})
+    with pytest.raises(ValueError, match="low_freq_factor must be < high_freq_factor"):
+        llama3_scaling(64, 5e5, **{**LLAMA31, "low_freq_factor": 4.0})
+    with pytest.raises(ValueError, match="high_freq_factor"):
+        llama3_scaling(64, 5e5, **{**LLAMA31, "high_freq_factor": 0.0})
+    with pytest.raises(ValueError, match="inv_freq must be > 0"):
+        wavelengths(torch.tensor([1.0, 0.0]))
+    with pytest.raises(TypeError, match="inv_freq"):
+        wavelengths(torch.tensor([1, 2]))
+
+
+def test_default_agrees_with_rope_module():
+    assert torch.equal(scaled_inv_freq("default", 96, 5e5)[0], rope_inv_freq(96, 5e5))
