@@ -1,0 +1,147 @@
+"""Checkers for chapter 3, "Contextual embeddings"."""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+import torch.nn.functional as F
+
+from lib.exercises import exercise
+from lib.pretrained import hidden_states_for, load_minilm
+
+CHAPTER = "03_contextual_embeddings"
+
+#: The word, the reference position and the threshold of the "position offset" exercise.
+POSITION_WORD, REFERENCE_POSITION, THRESHOLD = "bank", 1, 0.9
+
+#: The sentences of the "bat" exercise: two about the animal, two about the club.
+BAT_SENTENCES = (
+    "the bat flew out of the cave at night.",
+    "a bat hung upside down from the branch.",
+    "the bat cracked when he hit the ball.",
+    "he swung the bat and hit a home run.",
+)
+
+
+# --- 1. how fast position changes layer 0 -------------------------------------------------
+
+
+def _layer0_cosines(word: str = POSITION_WORD, reference: int = REFERENCE_POSITION) -> torch.Tensor:
+    """cos(h0(word, reference), h0(word, q)) for every position q: ``[max_positions]`` float64.
+
+    h0(w, q) = LayerNorm(E[w] + P[q] + S[0]), the embedding layer's output for token w alone at
+    position q with segment 0 (Devlin et al. 2019, arXiv 1810.04805).
+    """
+    model, tokenizer = load_minilm()
+    emb = model.embeddings
+    with torch.no_grad():
+        token = emb.word_embeddings.weight[tokenizer.convert_tokens_to_ids(word)]  # [d]
+        summed = (
+            token + emb.position_embeddings.weight + emb.token_type_embeddings.weight[0]
+        )  # [P, d]
+        h0 = emb.LayerNorm(summed).double()  # [P, d]
+    return F.normalize(h0, dim=-1) @ F.normalize(h0[reference], dim=0)  # [P]
+
+
+def _first_offset(cosines: torch.Tensor) -> int:
+    """Smallest k >= 1 with cosines[REFERENCE_POSITION + k] < THRESHOLD (0 if there is none)."""
+    below = torch.nonzero(cosines[REFERENCE_POSITION + 1 :] < THRESHOLD)
+    return int(below[0]) + 1 if len(below) else 0
+
+
+def _right_offset() -> int:
+    return _first_offset(_layer0_cosines())
+
+
+def _wrong_offsets() -> list[object]:
+    right = _right_offset()
+    model, _ = load_minilm()
+    positions = model.embeddings.position_embeddings.weight.detach().double()  # [P, d]
+    raw = F.normalize(positions, dim=-1) @ F.normalize(positions[REFERENCE_POSITION], dim=0)
+    candidates = [
+        right - 1,  # off by one
+        right + 1,
+        right + REFERENCE_POSITION,  # a position, not an offset
+        _first_offset(raw),  # the position table alone, without E and LayerNorm
+        str(right),
+        float(right),
+    ]
+    return [c for c in candidates if not (type(c) is int and c == right)]
+
+
+@exercise("ch03-position-offset", chapter=CHAPTER, wrong_answers=_wrong_offsets)
+def check_position_offset(answer: int) -> None:
+    """The smallest k >= 1 with cos(h0(bank, 1), h0(bank, 1 + k)) < 0.9 at layer 0."""
+    assert isinstance(answer, numbers.Integral) and not isinstance(answer, bool), (
+        f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}"
+    )
+    answer = int(answer)
+    assert answer >= 1, f"the offset k must be at least 1, got {answer}"
+    right = _right_offset()
+    if answer == right:
+        return
+    cosines = _layer0_cosines()
+    if answer == right + REFERENCE_POSITION:
+        raise AssertionError(f"{answer} is the position 1 + k; the question asks for the offset k")
+    if answer < right:
+        raise AssertionError(
+            f"at offset {answer} the cosine is still "
+            f"{float(cosines[REFERENCE_POSITION + answer]):.4f} (not below {THRESHOLD}); "
+            "look for the first offset where it drops below"
+        )
+    raise AssertionError(
+        f"the cosine drops below {THRESHOLD} before offset {answer}: compute LayerNorm(E[bank] + "
+        "P[q] + S[0]) for every position q with the model's own LayerNorm, and scan k = 1, 2, ... "
+        "(mind the offset if you slice the positions)"
+    )
+
+
+# --- 2. "bat" in four sentences --------------------------------------------------------------------
+
+
+def _bat_cosines(layer: int = -1) -> torch.Tensor:
+    states = hidden_states_for(list(BAT_SENTENCES), "bat")[:, layer]  # [4, d]
+    unit = F.normalize(states.double(), dim=-1)
+    return unit @ unit.T  # [4, 4]
+
+
+def _wrong_bat() -> list[object]:
+    states = hidden_states_for(list(BAT_SENTENCES), "bat")  # [4, L + 1, d]
+    return [
+        _bat_cosines(0),  # the embedding layer, not the last
+        _bat_cosines(-2),  # one layer too early
+        states[:, -1] @ states[:, -1].T,  # dot products, not cosines
+        torch.eye(len(BAT_SENTENCES)),
+        _bat_cosines(-1)[0],  # one row only
+        "a matrix",
+    ]
+
+
+@exercise("ch03-bat-cosines", chapter=CHAPTER, wrong_answers=_wrong_bat)
+def check_bat_cosines(answer: torch.Tensor) -> None:
+    """The ``[4, 4]`` cosine matrix of the last layer's states of "bat" in :data:`BAT_SENTENCES`."""
+    n = len(BAT_SENTENCES)
+    assert isinstance(answer, torch.Tensor), (
+        f"answer must be a tensor [{n}, {n}], got {type(answer).__name__}"
+    )
+    assert tuple(answer.shape) == (n, n), (
+        f"answer must have shape [{n}, {n}] (one row and one column per sentence), got "
+        f"{list(answer.shape)}"
+    )
+    answer = answer.detach().double()
+    if torch.allclose(answer, _bat_cosines(-1), atol=1e-4, rtol=0):
+        return
+    assert torch.allclose(answer.diagonal(), torch.ones(n, dtype=torch.float64), atol=1e-4), (
+        "the diagonal must be 1 (every vector has cosine 1 with itself): normalise the states "
+        "to unit length before taking dot products"
+    )
+    if torch.allclose(answer, _bat_cosines(0), atol=1e-4, rtol=0):
+        raise AssertionError(
+            "that is layer 0, the embedding layer's output; the last layer is hidden_states[-1] "
+            "(index 6 for MiniLM)"
+        )
+    raise AssertionError(
+        "the cosines differ from those of the last layer's states of the first 'bat' token in "
+        "each sentence (hint: lib.pretrained.hidden_states_for(BAT_SENTENCES, 'bat')[:, -1])"
+    )
