@@ -119,7 +119,7 @@ def pca_2d(vectors: torch.Tensor, reference: torch.Tensor | None = None) -> torc
 
 
 def _fit_unit(coords: torch.Tensor) -> torch.Tensor:
-    """Scale ``[N, 2]`` coordinates so that the largest |coordinate| is 1."""
+    """Scale ``[N, 2]`` coordinates so that the largest ``abs(coordinate)`` is 1."""
     scale = coords.abs().max()
     return coords / scale if scale > 0 else coords
 
@@ -154,7 +154,7 @@ def training_projection_slider(
 
     For each snapshot the vectors of the words in ``groups`` are projected with :func:`pca_2d`
     (fitted on those words only), rotated to best match the last snapshot's projection, and scaled
-    so that the largest |coordinate| is 1 (the vectors grow during training; the scale is reported
+    so that the largest ``abs(coordinate)`` is 1 (the vectors grow during training; the scale is reported
     in the step title as the RMS norm of the plotted vectors). One marker-and-label trace per group,
     in the Okabe–Ito colours. Meant for word2vec snapshots (Mikolov et al. 2013, arXiv 1301.3781).
 
