@@ -1,0 +1,193 @@
+"""Exercise checkers for chapter 9, extending context with RoPE scaling.
+
+- ``ch09-llama3-inv-freq``: Llama 3.1's "llama3" inverse frequencies, written from scratch
+  (Grattafiori et al. 2024, arXiv 2407.21783; Meta's released code and config).
+- ``ch09-dynamic-crossover``: the sequence length at which dynamic NTK (emozilla 2023) reaches the
+  base of static NTK-aware scaling with the same factor.
+- ``ch09-yarn-logit-scale``: what YaRN's attention factor does to the attention logits when it is
+  folded into both cos and sin (Peng et al. 2023, arXiv 2309.00071).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+from lib.exercises import exercise
+from lib.rope import rope_inv_freq
+from lib.rope_scaling import ROPE_SCALING
+
+CHAPTER = "09_rope_scaling"
+
+
+def _number(answer: object, what: str) -> float:
+    """The answer as a float (a Python number or a one-element tensor), else an AssertionError."""
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    assert isinstance(answer, numbers.Real) and not isinstance(answer, bool), (
+        f"expected {what} (a number), got {type(answer).__name__}"
+    )
+    value = float(answer)
+    assert math.isfinite(value), f"expected a finite number, got {value}"
+    return value
+
+
+# ---------------------------------------------------------------- 1. llama3 from scratch
+
+LLAMA3 = {
+    "d_head": 128,
+    "base": 500000.0,
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}
+
+
+def _llama3_right() -> torch.Tensor:
+    params = {k: v for k, v in LLAMA3.items() if k not in ("d_head", "base")}
+    inv_freq, _ = ROPE_SCALING["llama3"](LLAMA3["d_head"], LLAMA3["base"], **params)
+    return inv_freq.double()
+
+
+def _llama3_wrong() -> list:
+    default = rope_inv_freq(LLAMA3["d_head"], LLAMA3["base"]).double()
+    right = _llama3_right()
+    flipped = default.clone()
+    wavelength = 2 * math.pi / default
+    mid = (wavelength >= 8192 / 4) & (wavelength <= 8192 / 1)
+    smooth = (8192 / wavelength - 1.0) / (4.0 - 1.0)
+    flipped[mid] = (smooth * default / 8 + (1 - smooth) * default)[mid]  # smooth factor inverted
+    flipped[wavelength > 8192] = default[wavelength > 8192] / 8
+    return [
+        default.clone(),  # no scaling at all
+        default / 8,  # position interpolation, every pair
+        flipped,
+        right[:32].clone(),  # wrong length
+        "inv_freq",
+    ]
+
+
+@exercise("ch09-llama3-inv-freq", chapter=CHAPTER, wrong_answers=_llama3_wrong)
+def check_llama3_inv_freq(answer: object) -> None:
+    """``answer``: a floating tensor ``[64]``, Llama 3.1's scaled inverse frequencies."""
+    assert isinstance(answer, torch.Tensor) and answer.is_floating_point(), (
+        f"expected a floating tensor [64], got {type(answer).__name__}"
+    )
+    assert tuple(answer.shape) == (64,), (
+        f"expected one inverse frequency per pair, shape [64], got {list(answer.shape)}"
+    )
+    got = answer.detach().double().cpu()
+    right = _llama3_right()
+    default = rope_inv_freq(LLAMA3["d_head"], LLAMA3["base"]).double()
+    if torch.allclose(got, right, rtol=1e-5, atol=0):
+        return
+    assert not torch.allclose(got, default, rtol=1e-5, atol=0), (
+        "these are the unscaled frequencies base^(-2i/d): pairs with a wavelength longer than "
+        "original_max_position_embeddings / low_freq_factor = 8192 must be divided by the factor 8"
+    )
+    assert not torch.allclose(got, default / 8, rtol=1e-5, atol=0), (
+        "every pair divided by 8 is position interpolation; llama3 keeps the pairs with a "
+        "wavelength below 8192 / high_freq_factor = 2048 unchanged"
+    )
+    wavelength = 2 * math.pi / default
+    fast, slow = wavelength < 2048, wavelength > 8192
+    assert torch.allclose(got[fast], default[fast], rtol=1e-5, atol=0), (
+        "pairs with a wavelength below 2048 tokens must keep their frequency"
+    )
+    assert torch.allclose(got[slow], default[slow] / 8, rtol=1e-5, atol=0), (
+        "pairs with a wavelength above 8192 tokens must be divided by the factor 8"
+    )
+    raise AssertionError(
+        "the fast and slow pairs are right but the band in between is not: with "
+        "smooth = (8192/λ − low_freq_factor) / (high_freq_factor − low_freq_factor), the new "
+        "frequency is (1 − smooth)·θ/8 + smooth·θ (smooth = 0 at λ = 8192, 1 at λ = 2048)"
+    )
+
+
+# ---------------------------------------------------------------- 2. dynamic NTK crossover
+
+DYNAMIC_FACTOR = 4.0
+DYNAMIC_MAX = 8192
+
+
+def _crossover() -> float:
+    """Solve factor·L/max − (factor − 1) = factor for L: L = max·(2·factor − 1)/factor."""
+    return DYNAMIC_MAX * (2 * DYNAMIC_FACTOR - 1) / DYNAMIC_FACTOR
+
+
+@exercise(
+    "ch09-dynamic-crossover",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        DYNAMIC_FACTOR * DYNAMIC_MAX,
+        float(DYNAMIC_MAX),
+        _crossover() + 1,
+        "14336",
+    ],
+)
+def check_dynamic_crossover(answer: object) -> None:
+    """``answer``: the sequence length (tokens) at which dynamic NTK's base equals static NTK's."""
+    value = _number(answer, "a sequence length in tokens")
+    right = _crossover()
+    if math.isclose(value, right, rel_tol=0, abs_tol=1e-6):
+        return
+    assert not math.isclose(value, DYNAMIC_FACTOR * DYNAMIC_MAX), (
+        "factor × max_position_embeddings is where you might expect it, but dynamic NTK's factor "
+        "is a slope: at seq_len = 4 × 8192 the effective factor is 4·4 − 3 = 13, not 4"
+    )
+    assert not math.isclose(value, DYNAMIC_MAX), (
+        "at seq_len = max_position_embeddings dynamic NTK still uses the original base "
+        "(effective factor 1)"
+    )
+    raise AssertionError(
+        f"{value:g} is not it: set factor·seq_len/max_position_embeddings − (factor − 1) equal to "
+        "factor and solve for seq_len"
+    )
+
+
+# ---------------------------------------------------------------- 3. YaRN's logit scale
+
+YARN_FACTOR = 16.0
+
+
+def _yarn_attention_factor() -> float:
+    _, attention_factor = ROPE_SCALING["yarn"](
+        128, 10000.0, factor=YARN_FACTOR, original_max_position_embeddings=4096
+    )
+    return float(attention_factor)
+
+
+@exercise(
+    "ch09-yarn-logit-scale",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        0.1 * math.log(YARN_FACTOR) + 1.0,
+        YARN_FACTOR,
+        1.0,
+        1.0 / (0.1 * math.log(YARN_FACTOR) + 1.0) ** 2,
+    ],
+)
+def check_yarn_logit_scale(answer: object) -> None:
+    """``answer``: the factor by which YaRN (factor 16) multiplies every attention logit q·k/√d."""
+    value = _number(answer, "a multiplicative factor")
+    per_side = _yarn_attention_factor()
+    right = per_side**2
+    if math.isclose(value, right, rel_tol=1e-4):
+        return
+    assert not math.isclose(value, per_side, rel_tol=1e-4), (
+        f"{per_side:.4f} is the factor on cos and sin; both the query and the key are rotated "
+        "with the scaled tables, so their dot product picks it up twice"
+    )
+    assert not math.isclose(value, 1.0 / right, rel_tol=1e-4), (
+        "that is the temperature t itself; the logits are divided by t, i.e. multiplied by 1/t"
+    )
+    assert not math.isclose(value, 1.0, rel_tol=1e-4), (
+        "YaRN does change the logits: its attention factor 0.1·ln(s) + 1 is folded into cos and sin"
+    )
+    raise AssertionError(
+        f"{value:g} is not it: start from attention_factor = 0.1·ln(16) + 1 and follow it through "
+        "q_rot · k_rot"
+    )

@@ -1,0 +1,520 @@
+"""Figures for chapter 10 (M-RoPE: rotary positions for text, images and video).
+
+M-RoPE (Wang et al. 2024, *Qwen2-VL*, arXiv 2409.12191) gives every token three position ids
+``(t, h, w)`` and lets each RoPE frequency slot ``j`` read its position from one of the three rows:
+the angle of slot j is ``position_ids[axis(j), token] · θ_j``. These builders draw the ids
+(:func:`lib.mrope.mrope_position_ids`), the patch grids they come from, and which axis each slot
+uses in a given layout (:func:`lib.mrope.mrope_slot_axes`: chunked sections in Qwen2-VL and
+Qwen2.5-VL, interleaved slots in Qwen3-VL).
+
+Sliders are ``layout.sliders`` steps that toggle trace visibility, so they work on the static site
+with no kernel; numbers are rounded with :func:`lib.viz.core.rounded`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from lib._checks import check_int, check_integer_tensor, check_positive_int
+from lib.viz.core import OKABE_ITO, apply_theme, rounded
+
+__all__ = [
+    "AXIS_COLORS",
+    "AXIS_NAMES",
+    "Span",
+    "position_ids_figure",
+    "segment_spans",
+    "slot_frequencies_figure",
+    "token_map_figure",
+]
+
+#: The three rows of M-RoPE position ids, in order.
+AXIS_NAMES: tuple[str, str, str] = ("t", "h", "w")
+#: One Okabe–Ito colour per axis: t (time) orange, h (height) blue, w (width) green.
+AXIS_COLORS: tuple[str, str, str] = (OKABE_ITO[1], OKABE_ITO[0], OKABE_ITO[2])
+_KIND_FILL = {
+    "text": "rgba(153,153,153,0.30)",
+    "image": "rgba(86,180,233,0.35)",
+    "video": "rgba(0,158,115,0.30)",
+}
+_GUIDE = "rgba(128,128,128,0.8)"
+_KINDS = ("text", "image", "video")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One segment's place in the token sequence: tokens ``start … stop − 1``.
+
+    ``grid`` is the merged vision grid ``(t, h/m, w/m)`` (``None`` for text).
+    """
+
+    kind: str
+    start: int
+    stop: int
+    grid: tuple[int, int, int] | None
+
+
+def segment_spans(
+    segments: Sequence[tuple[str, object]], *, spatial_merge_size: int = 2
+) -> list[Span]:
+    """Where each segment's tokens sit: text holds n tokens, a vision grid ``t·(h/m)·(w/m)``.
+
+    Equation: a vision segment with patch grid ``(t, h, w)`` before merging and merge size m
+    becomes ``t · (h/m) · (w/m)`` tokens (Qwen2-VL's 2×2 spatial merge, Wang et al. 2024,
+    arXiv 2409.12191), in row-major (t, h, w) order.
+
+    Args:
+        segments: ``("text", n)``, ``("image", (t, h, w))`` or ``("video", (t, h, w))`` items, as
+            for :func:`lib.mrope.mrope_position_ids`.
+        spatial_merge_size: m, an int ≥ 1 that divides every h and w.
+
+    Returns:
+        One :class:`Span` per segment.
+
+    Raises:
+        TypeError / ValueError: an unknown kind, a bad count or grid, h or w not divisible by m.
+    """
+    merge = check_positive_int("spatial_merge_size", spatial_merge_size)
+    if isinstance(segments, str) or not isinstance(segments, Sequence) or len(segments) == 0:
+        raise ValueError("segments must be a non-empty sequence of (kind, size) pairs")
+    spans, cursor = [], 0
+    for k, segment in enumerate(segments):
+        if not isinstance(segment, tuple | list) or len(segment) != 2:
+            raise ValueError(f"segments[{k}] must be a (kind, size) pair, got {segment!r}")
+        kind, size = segment
+        if kind not in _KINDS:
+            raise ValueError(f"segments[{k}] kind must be one of {_KINDS}, got {kind!r}")
+        if kind == "text":
+            n = check_positive_int(f"segments[{k}] text length", size)
+            spans.append(Span("text", cursor, cursor + n, None))
+            cursor += n
+            continue
+        if not isinstance(size, tuple | list) or len(size) != 3:
+            raise ValueError(f"segments[{k}] grid must be (t, h, w), got {size!r}")
+        t, h, w = (
+            check_positive_int(f"segments[{k}] grid {a}", v)
+            for a, v in zip("thw", size, strict=True)
+        )
+        if h % merge or w % merge:
+            raise ValueError(
+                f"segments[{k}] grid (h, w) = ({h}, {w}) must be divisible by "
+                f"spatial_merge_size = {merge}"
+            )
+        grid = (t, h // merge, w // merge)
+        n = grid[0] * grid[1] * grid[2]
+        spans.append(Span(kind, cursor, cursor + n, grid))
+        cursor += n
+    return spans
+
+
+def _check_ids(position_ids: torch.Tensor, n_tokens: int | None = None) -> np.ndarray:
+    """``position_ids: [3, T]`` integer tensor -> int64 numpy array."""
+    check_integer_tensor("position_ids", position_ids)
+    if position_ids.dim() != 2 or position_ids.shape[0] != 3:
+        raise ValueError(
+            f"position_ids must be [3, T] (rows t, h, w), got shape {list(position_ids.shape)}"
+        )
+    if n_tokens is not None and position_ids.shape[1] != n_tokens:
+        raise ValueError(
+            f"position_ids has {position_ids.shape[1]} tokens but the segments hold {n_tokens}"
+        )
+    return position_ids.detach().to(torch.int64).cpu().numpy()
+
+
+def _check_axes(name: str, axes: object, d_half: int | None = None) -> np.ndarray:
+    """``axes: [d_half]`` integer tensor with values in {0, 1, 2} (t, h, w)."""
+    check_integer_tensor(name, axes)
+    if axes.dim() != 1 or axes.numel() == 0:
+        raise ValueError(f"{name} must be 1-D [d_head // 2], got shape {list(axes.shape)}")
+    if d_half is not None and axes.numel() != d_half:
+        raise ValueError(f"{name} must have {d_half} slots, got {axes.numel()}")
+    array = axes.detach().to(torch.int64).cpu().numpy()
+    if not np.isin(array, (0, 1, 2)).all():
+        raise ValueError(f"{name} must hold axis numbers 0 (t), 1 (h), 2 (w)")
+    return array
+
+
+# --------------------------------------------------------------------------------------------------
+# 1. the three id rows along the sequence
+# --------------------------------------------------------------------------------------------------
+
+
+def position_ids_figure(
+    position_ids: torch.Tensor,
+    segments: Sequence[tuple[str, object]],
+    *,
+    spatial_merge_size: int = 2,
+    caption: str | None = None,
+    alt: str | None = None,
+) -> go.Figure:
+    """The t, h and w position ids of every token against its index in the sequence.
+
+    Equation (Qwen2-VL, Wang et al. 2024, arXiv 2409.12191): text tokens get ``t = h = w``,
+    counting up by one; a vision segment starting at id s gets ``(s + t_k, s + h_k, s + w_k)`` over
+    its merged grid. Vision spans are shaded and labelled, so the plateaus (constant t within a
+    frame) and the saw-teeth (h and w sweeping the grid) line up with the segments.
+
+    Args:
+        position_ids: ``[3, T]`` integer ids, rows t, h, w.
+        segments: the segments that produced them (see :func:`segment_spans`).
+        spatial_merge_size: m, as for :func:`segment_spans`.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with three line+marker traces (t, h, w) and one shaded rectangle per vision span.
+    """
+    spans = segment_spans(segments, spatial_merge_size=spatial_merge_size)
+    ids = _check_ids(position_ids, spans[-1].stop)
+    tokens = list(range(ids.shape[1]))
+    fig = go.Figure()
+    symbols = ("circle", "square", "diamond")
+    for row, (name, color) in enumerate(zip(AXIS_NAMES, AXIS_COLORS, strict=True)):
+        fig.add_trace(
+            go.Scatter(
+                x=tokens, y=ids[row].tolist(), mode="lines+markers", name=f"{name} id",
+                line={"color": color, "width": 2, "dash": ("solid", "dash", "dot")[row]},
+                marker={"symbol": symbols[row], "size": 7 - row},
+                hovertemplate="token %{x}<br>" + name + " = %{y}<extra></extra>",
+            )
+        )  # fmt: skip
+    for span in spans:
+        if span.kind == "text":
+            continue
+        fig.add_vrect(
+            x0=span.start - 0.5,
+            x1=span.stop - 0.5,
+            fillcolor=_KIND_FILL[span.kind],
+            line_width=0,
+            layer="below",
+            annotation_text=f"{span.kind} {span.grid[0]}×{span.grid[1]}×{span.grid[2]}",
+            annotation_position="top left",
+            annotation_font_color=_GUIDE,
+        )
+    fig.update_xaxes(title="token index in the sequence")
+    fig.update_yaxes(title="position id")
+    fig.update_layout(legend={"orientation": "h", "y": 1.14, "x": 0})
+    return apply_theme(fig, caption=caption, alt=alt, height=420)
+
+
+# --------------------------------------------------------------------------------------------------
+# 2. the patch grids with their ids, and what each frequency slot reads (slider over tokens)
+# --------------------------------------------------------------------------------------------------
+
+
+def _cell_layout(
+    spans: Sequence[Span],
+) -> tuple[list[tuple[float, float]], list[tuple[float, str]]]:
+    """Where to draw each token: text in a row, each image/frame as a grid, left to right.
+
+    Returns the (x, y) centre of every token's cell and (x, label) of each segment's caption.
+    """
+    centres: list[tuple[float, float]] = []
+    captions: list[tuple[float, str]] = []
+    cursor = 0.0
+    for span in spans:
+        if span.kind == "text":
+            n = span.stop - span.start
+            centres.extend((cursor + k, 0.0) for k in range(n))
+            captions.append((cursor + (n - 1) / 2, "text"))
+            cursor += n + 0.6
+            continue
+        t, h, w = span.grid
+        first = cursor
+        for frame in range(t):
+            for row in range(h):
+                for col in range(w):
+                    centres.append((cursor + col, float(row)))
+            cursor += w + (0.3 if frame < t - 1 else 0.6)
+        label = "image" if span.kind == "image" else f"video, {t} frames"
+        captions.append((first + (cursor - 0.6 - first - 1) / 2, label))
+    return centres, captions
+
+
+def token_map_figure(
+    position_ids: torch.Tensor,
+    segments: Sequence[tuple[str, object]],
+    layouts: Mapping[str, torch.Tensor],
+    *,
+    spatial_merge_size: int = 2,
+    tokens: Sequence[int] | None = None,
+    active: int = 0,
+    caption: str | None = None,
+    alt: str | None = None,
+) -> go.Figure:
+    """The sequence as a picture (text cells, image grid, video frames) with every token's ids,
+    and, for the token chosen on the slider, the position each frequency slot reads.
+
+    Equation: in M-RoPE slot j of token n turns by ``position_ids[axis(j), n] · θ_j``
+    (Wang et al. 2024, arXiv 2409.12191); the bar of slot j shows ``position_ids[axis(j), n]``
+    coloured by ``axis(j)``, for each layout (e.g. Qwen2-VL's chunked sections and Qwen3-VL's
+    interleaved slots, from :func:`lib.mrope.mrope_slot_axes`).
+
+    Args:
+        position_ids: ``[3, T]`` integer ids (rows t, h, w).
+        segments: the segments that produced them (see :func:`segment_spans`).
+        layouts: layout name -> ``axes [d_half]`` (0 = t, 1 = h, 2 = w), one bar panel each.
+        spatial_merge_size: m, as for :func:`segment_spans`.
+        tokens: token indices offered on the slider (default: all).
+        active: the slider step shown first (an index into ``tokens``).
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with 3 static legend traces, 1 static text trace (the ids in the cells) and
+        ``1 + len(layouts)`` traces per slider step (the highlight and one bar trace per layout).
+    """
+    spans = segment_spans(segments, spatial_merge_size=spatial_merge_size)
+    ids = _check_ids(position_ids, spans[-1].stop)
+    n_tokens = ids.shape[1]
+    if not isinstance(layouts, Mapping) or len(layouts) == 0:
+        raise ValueError("layouts must be a non-empty mapping name -> axes [d_half]")
+    first = next(iter(layouts.values()))
+    d_half = first.numel() if isinstance(first, torch.Tensor) else None
+    axes = {str(k): _check_axes(f"layouts[{k!r}]", v, d_half) for k, v in layouts.items()}
+    chosen = list(range(n_tokens)) if tokens is None else list(tokens)
+    if not chosen:
+        raise ValueError("tokens must hold at least one token index")
+    chosen = [check_int(f"tokens[{k}]", v, minimum=0) for k, v in enumerate(chosen)]
+    if max(chosen) >= n_tokens:
+        raise ValueError(f"tokens must lie in [0, {n_tokens - 1}], got {max(chosen)}")
+    active = check_int("active", active, minimum=0)
+    if active >= len(chosen):
+        raise ValueError(f"active must be in [0, {len(chosen) - 1}], got {active}")
+
+    kinds = ["text"] * n_tokens
+    for span in spans:
+        kinds[span.start : span.stop] = [span.kind] * (span.stop - span.start)
+    centres, captions = _cell_layout(spans)
+    n_rows = 1 + len(axes)
+    fig = make_subplots(
+        rows=n_rows, cols=1, vertical_spacing=0.09,
+        row_heights=[0.46] + [0.54 / len(axes)] * len(axes),
+        subplot_titles=[""]
+        + [str(name) for name in axes],
+    )  # fmt: skip
+
+    # static: legend entries for the axis colours
+    for name, color in zip(AXIS_NAMES, AXIS_COLORS, strict=True):
+        fig.add_trace(
+            go.Bar(x=[None], y=[None], name=f"slot uses {name}", marker_color=color),
+            row=2, col=1,
+        )  # fmt: skip
+    # static: the cells (shapes) and their ids (one text trace)
+    for (x, y), kind in zip(centres, kinds, strict=True):
+        fig.add_shape(
+            type="rect", x0=x - 0.45, x1=x + 0.45, y0=y - 0.45, y1=y + 0.45,
+            fillcolor=_KIND_FILL[kind], line={"width": 0}, layer="below", row=1, col=1,
+        )  # fmt: skip
+    labels = [  # text: one id (t = h = w); vision: t, h, w stacked, so narrow cells stay legible
+        f"{ids[0, n]}" if kind == "text" else f"{ids[0, n]}<br>{ids[1, n]}<br>{ids[2, n]}"
+        for n, kind in enumerate(kinds)
+    ]
+    fig.add_trace(
+        go.Scatter(
+            x=rounded([c[0] for c in centres]).tolist(),
+            y=[c[1] for c in centres],
+            mode="text",
+            text=labels,
+            textfont={"size": 9},
+            showlegend=False,
+            customdata=list(range(n_tokens)),
+            hovertemplate="token %{customdata}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    max_row = max(c[1] for c in centres)
+    for x, label in captions:
+        fig.add_annotation(
+            x=float(rounded([x])[0]), y=max_row + 0.75, text=label, showarrow=False,
+            font={"color": _GUIDE, "size": 11}, yanchor="top", row=1, col=1,
+        )  # fmt: skip
+
+    # per step: the highlighted cell and one bar trace per layout
+    top = int(ids.max())
+    titles = []
+    for n in chosen:
+        x, y = centres[n]
+        fig.add_trace(
+            go.Scatter(
+                x=rounded([x - 0.5, x + 0.5, x + 0.5, x - 0.5, x - 0.5]).tolist(),
+                y=[y - 0.5, y - 0.5, y + 0.5, y + 0.5, y - 0.5],
+                mode="lines", line={"color": OKABE_ITO[5], "width": 3},
+                showlegend=False, hoverinfo="skip",
+            ),
+            row=1, col=1,
+        )  # fmt: skip
+        for r, (name, ax) in enumerate(axes.items(), start=2):
+            read = ids[ax, n]  # [d_half]: the id row each slot reads
+            fig.add_trace(
+                go.Bar(
+                    x=list(range(ax.size)), y=read.tolist(),
+                    marker_color=[AXIS_COLORS[a] for a in ax.tolist()],
+                    showlegend=False,
+                    customdata=[AXIS_NAMES[a] for a in ax.tolist()],
+                    hovertemplate="slot %{x} reads %{customdata} = %{y}<extra>" + name
+                    + "</extra>",
+                ),
+                row=r, col=1,
+            )  # fmt: skip
+        if kinds[n] == "text":
+            titles.append(f"token {n} (text): t = h = w = {ids[0, n]}")
+        else:
+            titles.append(
+                f"token {n} ({kinds[n]}): (t, h, w) = ({ids[0, n]}, {ids[1, n]}, {ids[2, n]})"
+            )
+    n_static = 3 + 1
+    per_step = 1 + len(axes)
+    for k, trace in enumerate(fig.data[n_static:]):
+        trace.visible = k // per_step == active
+    steps = []
+    for k, n in enumerate(chosen):
+        visible = [True] * n_static + [j == k for j in range(len(chosen)) for _ in range(per_step)]
+        steps.append(
+            {
+                "method": "update",
+                "label": str(n),
+                "args": [{"visible": visible}, {"title.text": titles[k]}],
+            }
+        )
+    fig.update_layout(
+        sliders=[
+            {
+                "active": active,
+                "currentvalue": {"prefix": "token "},
+                "pad": {"t": 40},
+                "y": 0,
+                "yanchor": "top",
+                "steps": steps,
+            }
+        ],
+        title={"text": titles[active], "x": 0.02, "xanchor": "left"},
+        barmode="overlay",
+    )
+    xs = [c[0] for c in centres]
+    fig.update_xaxes(
+        range=[min(xs) - 0.7, max(xs) + 0.7], showticklabels=False, showgrid=False,
+        zeroline=False, row=1, col=1,
+    )  # fmt: skip
+    fig.update_yaxes(
+        range=[max_row + 0.85, -0.7], showticklabels=False, showgrid=False, zeroline=False,
+        row=1, col=1,
+    )  # fmt: skip
+    for r in range(2, n_rows + 1):
+        fig.update_yaxes(title="position read", range=[0, top * 1.08 + 1], row=r, col=1)
+        fig.update_xaxes(
+            title="frequency slot j (fast → slow)" if r == n_rows else None, row=r, col=1
+        )
+    fig.update_layout(legend={"orientation": "h", "y": 1.06, "x": 0.55})
+    fig = apply_theme(fig, caption=caption, alt=alt, height=360 + 170 * len(axes))
+    fig.update_layout(margin={"t": 80, "b": 120})
+    return fig
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. which frequencies each axis gets
+# --------------------------------------------------------------------------------------------------
+
+
+def slot_frequencies_figure(
+    layouts: Mapping[str, tuple[torch.Tensor, torch.Tensor]],
+    *,
+    context_length: float | None = None,
+    caption: str | None = None,
+    alt: str | None = None,
+) -> go.Figure:
+    """For each layout, the wavelengths ``2π/θ_j`` of the slots that each axis (t, h, w) uses.
+
+    Equation: slot j turns by ``θ_j`` radians per unit of its axis' position, wavelength
+    ``2π/θ_j`` (Su et al. 2021, arXiv 2104.09864). In Qwen2-VL's chunked sections
+    (Wang et al. 2024, arXiv 2409.12191) each axis gets one contiguous band of wavelengths; with
+    Qwen3-VL's interleaved slots each axis samples the whole range. One row per layout, one strip
+    per axis; an axis with no slots says so.
+
+    Args:
+        layouts: name -> ``(axes [d_half], inv_freq [d_half])``: the axis of every slot (0 = t,
+            1 = h, 2 = w) and the inverse frequency that slot turns at.
+        context_length: optional length in tokens, drawn as a dotted vertical line.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one subplot row per layout and one marker trace per axis and layout.
+    """
+    if not isinstance(layouts, Mapping) or len(layouts) == 0:
+        raise ValueError("layouts must be a non-empty mapping name -> (axes, inv_freq)")
+    names = [str(k) for k in layouts]
+    fig = make_subplots(
+        rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=names
+    )
+    all_wavelengths = []
+    in_legend: set[str] = set()  # each axis gets one legend entry, from its first non-empty trace
+    for r, (name, value) in enumerate(layouts.items(), start=1):
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            raise ValueError(f"layouts[{name!r}] must be a pair (axes, inv_freq)")
+        axes_t, inv = value
+        if not isinstance(inv, torch.Tensor) or not inv.is_floating_point():
+            raise TypeError(f"layouts[{name!r}] inv_freq must be a floating-point tensor")
+        if inv.dim() != 1:
+            raise ValueError(f"layouts[{name!r}] inv_freq must be 1-D, got {list(inv.shape)}")
+        ax = _check_axes(f"layouts[{name!r}] axes", axes_t, inv.numel())
+        theta = inv.detach().to(torch.float64).cpu().numpy()
+        if not (np.isfinite(theta).all() and (theta > 0).all()):
+            raise ValueError(f"layouts[{name!r}] inv_freq must hold finite values > 0")
+        wavelength = 2.0 * math.pi / theta
+        all_wavelengths.append(wavelength)
+        for a, (axis, color) in enumerate(zip(AXIS_NAMES, AXIS_COLORS, strict=True)):
+            slots = np.flatnonzero(ax == a)
+            show = slots.size > 0 and axis not in in_legend
+            if show:
+                in_legend.add(axis)
+            fig.add_trace(
+                go.Scatter(
+                    x=rounded(wavelength[slots]).tolist(), y=[axis] * slots.size,
+                    mode="markers", name=f"{axis} slots", legendgroup=axis, showlegend=show,
+                    legendrank=a + 1,
+                    marker={"color": color, "size": 9, "symbol": ("circle", "square", "diamond")[a],
+                            "line": {"width": 0}},
+                    customdata=slots.tolist(),
+                    hovertemplate="slot %{customdata}<br>λ = %{x:,.4g}<extra>" + axis + "</extra>",
+                ),
+                row=r, col=1,
+            )  # fmt: skip
+            if slots.size == 0:
+                fig.add_annotation(
+                    x=0.5, xref=f"x{r if r > 1 else ''} domain", y=axis, yref=f"y{r if r > 1 else ''}",
+                    text=f"no slots for {axis}", showarrow=False, font={"color": _GUIDE},
+                )  # fmt: skip
+        fig.update_yaxes(
+            categoryorder="array", categoryarray=list(reversed(AXIS_NAMES)), row=r, col=1,
+            range=[-0.6, 2.6],
+        )  # fmt: skip
+    if context_length is not None:
+        if isinstance(context_length, bool) or not isinstance(context_length, int | float):
+            raise TypeError("context_length must be a number")
+        if not math.isfinite(context_length) or context_length <= 0:
+            raise ValueError(f"context_length must be finite and > 0, got {context_length}")
+        for r in range(1, len(names) + 1):
+            fig.add_trace(
+                go.Scatter(
+                    x=[float(context_length)] * 2, y=["w", "t"], mode="lines",
+                    line={"color": _GUIDE, "dash": "dot", "width": 1.5},
+                    name=f"{context_length:,.0f} positions", showlegend=r == 1, hoverinfo="skip",
+                ),
+                row=r, col=1,
+            )  # fmt: skip
+    lo = min(float(w.min()) for w in all_wavelengths)
+    hi = max(float(w.max()) for w in all_wavelengths)
+    if context_length is not None:
+        hi = max(hi, float(context_length))
+    fig.update_xaxes(
+        type="log", exponentformat="power", range=[math.log10(lo) - 0.2, math.log10(hi) + 0.2]
+    )
+    fig.update_xaxes(title="wavelength 2π/θ_j (positions per turn)", row=len(names), col=1)
+    fig.update_layout(legend={"orientation": "h", "y": 1.1, "x": 0})
+    return apply_theme(fig, caption=caption, alt=alt, height=170 + 150 * len(names))

@@ -1,0 +1,190 @@
+"""Tests for lib.viz.mrope: position-id lines, the token map with its slot bars, and slot frequencies.
+
+Position ids and slot axes are written out by hand here (never by calling lib.mrope), so a figure
+that drew the wrong data would fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.viz.mrope import (
+    AXIS_COLORS,
+    Span,
+    position_ids_figure,
+    segment_spans,
+    slot_frequencies_figure,
+    token_map_figure,
+)
+
+# text 2, image (1, 4, 4) -> merged 1×2×2, text 1: ids written out by hand (start of image: 2)
+SEGMENTS = [("text", 2), ("image", (1, 4, 4)), ("text", 1)]
+IDS = torch.tensor(
+    [
+        [0, 1, 2, 2, 2, 2, 4],  # t
+        [0, 1, 2, 2, 3, 3, 4],  # h
+        [0, 1, 2, 3, 2, 3, 4],  # w
+    ]
+)
+CHUNKED = torch.tensor([0, 1, 1, 2])  # 4 slots: t, h, h, w
+INTERLEAVED = torch.tensor([0, 1, 2, 0])
+
+
+def visible_flags(fig, step: int) -> list[bool]:
+    return list(fig.layout.sliders[0].steps[step].args[0]["visible"])
+
+
+# ------------------------------------------------------------------ segment_spans
+
+
+def test_segment_spans_counts_merged_tokens_in_order():
+    spans = segment_spans([("text", 3), ("video", (3, 4, 6)), ("image", (1, 2, 2))])
+    assert spans == [
+        Span("text", 0, 3, None),
+        Span("video", 3, 3 + 3 * 2 * 3, (3, 2, 3)),
+        Span("image", 21, 22, (1, 1, 1)),
+    ]
+    assert segment_spans([("image", (1, 3, 3))], spatial_merge_size=1)[0].stop == 9
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    grids=st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=4
+    ),
+    text=st.integers(1, 5),
+)
+def test_segment_spans_tile_the_sequence(grids, text):
+    segments = []
+    for t, h, w in grids:
+        segments += [("text", text), ("video", (t, 2 * h, 2 * w))]
+    spans = segment_spans(segments)
+    assert spans[0].start == 0
+    assert all(a.stop == b.start for a, b in itertools.pairwise(spans))
+    assert spans[-1].stop == len(grids) * text + sum(t * h * w for t, h, w in grids)
+
+
+def test_segment_spans_rejects_bad_segments():
+    with pytest.raises(ValueError, match="kind"):
+        segment_spans([("audio", 3)])
+    with pytest.raises(ValueError, match="divisible"):
+        segment_spans([("image", (1, 3, 4))])
+    with pytest.raises(ValueError, match="grid"):
+        segment_spans([("image", (4, 4))])
+    with pytest.raises(ValueError, match="segments"):
+        segment_spans([])
+    with pytest.raises(TypeError, match="text length"):
+        segment_spans([("text", 2.5)])
+    with pytest.raises(ValueError, match="spatial_merge_size"):
+        segment_spans([("text", 2)], spatial_merge_size=0)
+
+
+# ------------------------------------------------------------------ position_ids_figure
+
+
+def test_position_ids_figure_draws_the_three_rows_and_shades_vision_spans():
+    fig = position_ids_figure(IDS, SEGMENTS)
+    assert [t.name for t in fig.data] == ["t id", "h id", "w id"]
+    assert list(fig.data[1].y) == [0, 1, 2, 2, 3, 3, 4]
+    assert list(fig.data[2].y) == [0, 1, 2, 3, 2, 3, 4]
+    assert [t.line.color for t in fig.data] == list(AXIS_COLORS)
+    (rect,) = fig.layout.shapes
+    assert (rect.x0, rect.x1) == (1.5, 5.5)
+    assert "image 1×2×2" in fig.layout.annotations[0].text
+
+
+def test_position_ids_figure_checks_ids_against_segments():
+    with pytest.raises(ValueError, match="7"):
+        position_ids_figure(IDS[:, :6], SEGMENTS)
+    with pytest.raises(ValueError, match=r"\[3, T\]"):
+        position_ids_figure(IDS[:2], SEGMENTS)
+    with pytest.raises(TypeError, match="integer"):
+        position_ids_figure(IDS.float(), SEGMENTS)
+
+
+# ------------------------------------------------------------------ token_map_figure
+
+
+def test_token_map_labels_every_cell_and_bars_read_the_slot_axis():
+    fig = token_map_figure(
+        IDS, SEGMENTS, {"chunked": CHUNKED, "interleaved": INTERLEAVED}, active=4
+    )
+    texts = fig.data[3]
+    stacked = [t.replace("<br>", ",") for t in texts.text]  # vision ids are stacked t / h / w
+    assert stacked == ["0", "1", "2,2,2", "2,2,3", "2,3,2", "2,3,3", "4"]
+    assert len(fig.layout.shapes) == 7  # one cell per token
+    per_step = 3  # highlight + 2 layouts
+    token4 = fig.data[4 + 4 * per_step : 4 + 5 * per_step]
+    highlight, chunked, interleaved = token4
+    assert list(chunked.y) == [2, 3, 3, 2]  # token 4 has (t, h, w) = (2, 3, 2): slots t, h, h, w
+    assert list(interleaved.y) == [2, 3, 2, 2]  # slots t, h, w, t
+    assert list(chunked.marker.color) == [AXIS_COLORS[a] for a in (0, 1, 1, 2)]
+    # the highlight square is centred on the cell of token 4 (image row 1, column 0)
+    assert (min(highlight.y) + max(highlight.y)) / 2 == 1.0
+    assert visible_flags(fig, 4)[:4] == [True] * 4
+    assert visible_flags(fig, 4)[4:] == [k // per_step == 4 for k in range(7 * per_step)]
+    steps = fig.layout.sliders[0].steps
+    assert steps[4].args[1]["title.text"] == "token 4 (image): (t, h, w) = (2, 3, 2)"
+    assert steps[0].args[1]["title.text"] == "token 0 (text): t = h = w = 0"
+    assert fig.layout.title.text == steps[4].args[1]["title.text"]
+
+
+def test_token_map_text_tokens_read_the_same_position_in_every_slot():
+    fig = token_map_figure(IDS, SEGMENTS, {"chunked": CHUNKED}, tokens=[6])
+    assert list(fig.data[-1].y) == [4, 4, 4, 4]
+    assert len(fig.layout.sliders[0].steps) == 1
+
+
+def test_token_map_rejects_bad_layouts_and_tokens():
+    with pytest.raises(ValueError, match="axis numbers"):
+        token_map_figure(IDS, SEGMENTS, {"bad": torch.tensor([0, 3, 1, 2])})
+    with pytest.raises(ValueError, match="slots"):
+        token_map_figure(IDS, SEGMENTS, {"a": CHUNKED, "b": torch.tensor([0, 1])})
+    with pytest.raises(ValueError, match="tokens"):
+        token_map_figure(IDS, SEGMENTS, {"a": CHUNKED}, tokens=[7])
+    with pytest.raises(ValueError, match="layouts"):
+        token_map_figure(IDS, SEGMENTS, {})
+    with pytest.raises(ValueError, match="active"):
+        token_map_figure(IDS, SEGMENTS, {"a": CHUNKED}, tokens=[0, 1], active=2)
+
+
+# ------------------------------------------------------------------ slot_frequencies_figure
+
+
+def test_slot_frequencies_puts_each_slot_on_its_axis_at_its_wavelength():
+    theta = torch.tensor([1.0, 0.1, 0.01, 0.001])
+    fig = slot_frequencies_figure(
+        {"chunked": (CHUNKED, theta), "2-D only": (torch.tensor([1, 1, 2, 2]), theta)},
+        context_length=100,
+    )
+    t_trace, h_trace, w_trace = fig.data[:3]
+    assert list(t_trace.customdata) == [0] and list(h_trace.customdata) == [1, 2]
+    assert list(w_trace.customdata) == [3]
+    # one legend entry per axis, even though the second layout has no t slot
+    legend = [t.name for t in fig.data if t.showlegend is not False and t.mode == "markers"]
+    assert legend == ["t slots", "h slots", "w slots"]
+    assert h_trace.x[1] == pytest.approx(2 * math.pi / 0.01, rel=1e-3)
+    assert set(h_trace.y) == {"h"}
+    assert list(fig.data[3].x) == []  # the 2-D layout has no t slot ...
+    assert any("no slots for t" in a.text for a in fig.layout.annotations)  # ... and says so
+    ref = fig.data[6]
+    assert list(ref.x) == [100.0, 100.0]
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_slot_frequencies_rejects_bad_layouts():
+    theta = torch.tensor([1.0, 0.1, 0.01, 0.001])
+    with pytest.raises(ValueError, match="slots"):
+        slot_frequencies_figure({"a": (CHUNKED[:3], theta)})
+    with pytest.raises(TypeError, match="floating"):
+        slot_frequencies_figure({"a": (CHUNKED, torch.tensor([1, 2, 3, 4]))})
+    with pytest.raises(ValueError, match="pair"):
+        slot_frequencies_figure({"a": CHUNKED})
+    with pytest.raises(ValueError, match="context_length"):
+        slot_frequencies_figure({"a": (CHUNKED, theta)}, context_length=-1)
