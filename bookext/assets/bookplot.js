@@ -48,6 +48,8 @@
     // Let the figure fill the page's text column; keep the author's height.
     delete layout.width;
     layout.autosize = true;
+    // Without an explicit height an autosized plot would shrink to its container's minimum.
+    if (!layout.height) layout.height = 450;
     var config = { responsive: true, displaylogo: false, showLink: false };
     Plotly.newPlot(div, fig.data, layout, config).then(function () {
       if (fig.frames && fig.frames.length) Plotly.addFrames(div, fig.frames);
