@@ -1,0 +1,179 @@
+"""Tests for lib/viz/lab.py: the comparison table and the lab's three figures."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.viz.lab import (
+    SCHEME_STYLE,
+    accuracy_by_length_figure,
+    comparison_markdown,
+    loss_figure,
+    per_position_figure,
+)
+
+# ------------------------------------------------------------------------------------------------
+# comparison_markdown
+# ------------------------------------------------------------------------------------------------
+
+
+def test_markdown_table_pinned():
+    rows = [{"scheme": "RoPE", "acts on": "q, k"}, {"scheme": "ALiBi", "acts on": "scores"}]
+    expected = "| scheme | acts on |\n|---|---|\n| RoPE | q, k |\n| ALiBi | scores |"
+    assert comparison_markdown(rows, ["scheme", "acts on"]) == expected
+
+
+def test_markdown_table_escapes_pipes_and_newlines_and_keeps_column_order():
+    rows = [{"b": "x|y", "a": "two\nlines"}]
+    assert comparison_markdown(rows, ["a", "b"]).splitlines()[-1] == "| two lines | x\\|y |"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    cells=st.lists(
+        st.lists(st.text(alphabet="ab|\n ", min_size=1, max_size=6), min_size=3, max_size=3),
+        min_size=0,
+        max_size=5,
+    )
+)
+def test_markdown_table_always_has_one_line_per_row_and_same_cell_count(cells):
+    columns = ["c0", "c1", "c2"]
+    rows = [dict(zip(columns, r, strict=True)) for r in cells]
+    lines = comparison_markdown(rows, columns).splitlines()
+    assert len(lines) == 2 + len(rows)
+    for line in lines:
+        unescaped_bars = line.replace("\\|", "").count("|")
+        assert unescaped_bars == len(columns) + 1
+
+
+def test_markdown_table_errors():
+    with pytest.raises(ValueError, match="columns"):
+        comparison_markdown([], [])
+    with pytest.raises(ValueError, match=r"rows\[0\] lacks"):
+        comparison_markdown([{"a": "1"}], ["a", "b"])
+    with pytest.raises(TypeError, match="cell"):
+        comparison_markdown([{"a": 1}], ["a"])
+
+
+# ------------------------------------------------------------------------------------------------
+# accuracy_by_length_figure
+# ------------------------------------------------------------------------------------------------
+
+
+def test_accuracy_figure_rounds_to_two_decimals_and_keeps_gaps():
+    fig = accuracy_by_length_figure(
+        {"rope": {32: 0.99876, 64: 0.123456, 128: 0.004}, "learned": {32: 1.0, 64: None}},
+        train_len=32,
+    )
+    assert isinstance(fig, go.Figure)
+    rope, learned = fig.data
+    assert list(rope.x) == [32, 64, 128] and list(rope.y) == [1.0, 0.12, 0.0]
+    assert list(learned.y) == [1.0, None]
+    assert rope.name == "rope" and rope.line.color == SCHEME_STYLE["rope"]["color"]
+    assert list(fig.layout.xaxis.ticktext) == ["32 (1×L)", "64 (2×L)", "128 (4×L)"]
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_accuracy_figure_nan_is_a_gap():
+    fig = accuracy_by_length_figure({"none": {8: math.nan, 16: 0.5}}, train_len=8)
+    assert list(fig.data[0].y) == [None, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "train_len", "error", "match"),
+    [
+        ({}, 8, ValueError, "accuracy"),
+        ({"rope": {8: 1.5}}, 8, ValueError, "accuracies"),
+        ({"rope": {8: -0.1}}, 8, ValueError, "accuracies"),
+        ({"rope": {8: 0.5}}, 0, ValueError, "train_len"),
+        ({"rope": {8: 0.5}}, 8.0, TypeError, "train_len"),
+    ],
+)
+def test_accuracy_figure_errors(accuracy, train_len, error, match):
+    with pytest.raises(error, match=match):
+        accuracy_by_length_figure(accuracy, train_len)
+
+
+# ------------------------------------------------------------------------------------------------
+# per_position_figure
+# ------------------------------------------------------------------------------------------------
+
+
+def _curves():
+    return {
+        "rope": {4: [math.nan, 0.5, 1.0, math.nan], 8: [math.nan] + [0.333333] * 6 + [math.nan]},
+        "alibi": {4: [math.nan, 0.25, 0.75, math.nan], 8: [math.nan] + [0.9] * 6 + [math.nan]},
+    }
+
+
+def test_per_position_slider_shows_one_length_at_a_time():
+    fig = per_position_figure(_curves(), train_len=4)
+    assert len(fig.data) == 4  # 2 lengths x 2 schemes
+    (slider,) = fig.layout.sliders
+    assert [s.label for s in slider.steps] == ["4 (1×L)", "8 (2×L)"]
+    for k, step in enumerate(slider.steps):
+        visible = step.args[0]["visible"]
+        assert visible == [j // 2 == k for j in range(4)]
+        t = [4, 8][k]
+        assert step.args[1]["xaxis.range"] == [-0.5, t - 0.5]
+        shown = [tr for tr, v in zip(fig.data, visible, strict=True) if v]
+        assert all(len(tr.x) == t for tr in shown)
+    assert [tr.visible for tr in fig.data] == [True, True, False, False]
+    assert list(fig.data[0].y) == [None, 0.5, 1.0, None]
+    assert list(fig.data[2].y) == [None] + [0.33] * 6 + [None]
+    assert fig.layout.shapes[0].x0 == 3.5  # the training-length line sits between 3 and 4
+
+
+@pytest.mark.parametrize(
+    ("curves", "error", "match"),
+    [
+        ({}, ValueError, "per_position"),
+        ({"a": {4: [0.1] * 4}, "b": {8: [0.1] * 8}}, ValueError, "same evaluation lengths"),
+        ({"a": {4: [0.1] * 3}}, ValueError, "must have 4 entries"),
+        ({"a": {4: [0.1, 0.2, 2.0, 0.3]}}, ValueError, "accuracies"),
+    ],
+)
+def test_per_position_errors(curves, error, match):
+    with pytest.raises(error, match=match):
+        per_position_figure(curves, train_len=4)
+
+
+# ------------------------------------------------------------------------------------------------
+# loss_figure
+# ------------------------------------------------------------------------------------------------
+
+
+def test_loss_figure_averages_windows_and_rounds():
+    losses = {"rope": [4.0, 2.0, 1.0, 0.5, 0.123456, 0.1], "none": [3.0] * 6}
+    fig = loss_figure(losses, window=2)
+    rope, none = fig.data
+    assert list(rope.x) == [2, 4, 6]
+    assert list(rope.y) == [3.0, 0.75, 0.112]  # (0.123456 + 0.1) / 2 = 0.111728 -> 3 digits
+    assert list(none.y) == [3.0, 3.0, 3.0]
+    assert fig.layout.yaxis.type == "log"
+
+
+def test_loss_figure_drops_an_incomplete_last_window():
+    fig = loss_figure({"a": [1.0, 1.0, 1.0, 1.0, 9.0]}, window=2)
+    assert list(fig.data[0].x) == [2, 4] and list(fig.data[0].y) == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("losses", "window", "error", "match"),
+    [
+        ({}, 1, ValueError, "losses"),
+        ({"a": [1.0], "b": [1.0, 2.0]}, 1, ValueError, "same length"),
+        ({"a": [1.0, 0.0]}, 1, ValueError, "> 0"),
+        ({"a": [1.0, math.inf]}, 1, ValueError, "finite"),
+        ({"a": [1.0, 1.0]}, 3, ValueError, "window"),
+        ({"a": [1.0, 1.0]}, 0, ValueError, "window"),
+    ],
+)
+def test_loss_figure_errors(losses, window, error, match):
+    with pytest.raises(error, match=match):
+        loss_figure(losses, window=window)
