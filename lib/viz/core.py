@@ -142,15 +142,51 @@ def slider_figure(
     fig = go.Figure()
     for trace in static_traces:
         fig.add_trace(trace)
-    n_static = len(static_traces)
-    for k, group in enumerate(steps):
+    for group in steps:
         for trace in group:
-            trace.visible = k == active
             fig.add_trace(trace)
+    return add_step_slider(
+        fig,
+        labels,
+        n_static=len(static_traces),
+        per_step=per_step,
+        prefix=prefix,
+        active=active,
+        step_titles=step_titles,
+    )
 
+
+def add_step_slider(
+    fig: go.Figure,
+    labels: Sequence[str],
+    *,
+    n_static: int,
+    per_step: int,
+    prefix: str = "",
+    active: int = 0,
+    step_titles: Sequence[str] | None = None,
+) -> go.Figure:
+    """Add a slider to ``fig`` (e.g. one built with subplots) that shows one group of traces a step.
+
+    ``fig.data`` must be ``n_static`` always-visible traces followed by ``len(labels)`` groups of
+    ``per_step`` traces, in slider order. Each step toggles trace visibility (and optionally the
+    title), which plotly.js does in the page itself: no kernel needed. Returns ``fig``.
+    """
+    n_steps = len(labels)
+    if len(fig.data) != n_static + n_steps * per_step:
+        raise ValueError(
+            f"fig holds {len(fig.data)} traces; expected n_static + len(labels) * per_step = "
+            f"{n_static} + {n_steps} * {per_step}"
+        )
+    if not 0 <= active < n_steps:
+        raise ValueError(f"active must be in [0, {n_steps - 1}], got {active}")
+    if step_titles is not None and len(step_titles) != n_steps:
+        raise ValueError("step_titles must have one entry per step")
+    for k, trace in enumerate(fig.data[n_static:]):
+        trace.visible = k // per_step == active
     slider_steps = []
     for k, label in enumerate(labels):
-        visible = [True] * n_static + [j == k for j in range(len(steps)) for _ in range(per_step)]
+        visible = [True] * n_static + [j == k for j in range(n_steps) for _ in range(per_step)]
         layout_args = {"title.text": step_titles[k]} if step_titles is not None else {}
         slider_steps.append(
             {"method": "update", "label": str(label), "args": [{"visible": visible}, layout_args]}

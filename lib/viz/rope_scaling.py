@@ -22,7 +22,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib._checks import check_int, check_positive_int
-from lib.viz.core import OKABE_ITO, apply_theme, rounded
+from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, rounded
 
 __all__ = [
     "METHOD_STYLES",
@@ -162,29 +162,14 @@ def _add_slider(
 
     Same contract as :func:`lib.viz.core.slider_figure`, for figures built with subplots.
     """
-    n_steps = len(labels)
-    if len(fig.data) != n_static + n_steps * per_step:
-        raise AssertionError("internal error: trace count does not match the slider")
-    for k, trace in enumerate(fig.data[n_static:]):
-        trace.visible = k // per_step == active
-    steps = []
-    for k, label in enumerate(labels):
-        visible = [True] * n_static + [j == k for j in range(n_steps) for _ in range(per_step)]
-        layout_args = {"title.text": titles[k]} if titles is not None else {}
-        steps.append(
-            {"method": "update", "label": str(label), "args": [{"visible": visible}, layout_args]}
-        )
-    fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": prefix},
-                "pad": {"t": 50},
-                "y": 0,
-                "yanchor": "top",
-                "steps": steps,
-            }
-        ]
+    add_step_slider(
+        fig,
+        labels,
+        n_static=n_static,
+        per_step=per_step,
+        prefix=prefix,
+        active=active,
+        step_titles=titles,
     )
     if titles is not None:
         fig.update_layout(title={"text": titles[active], "x": 0.02, "xanchor": "left"})

@@ -11,7 +11,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.viz.core import OKABE_ITO, apply_theme, heatmap_slider, rounded, slider_figure
+from lib.viz.core import (
+    OKABE_ITO,
+    add_step_slider,
+    apply_theme,
+    heatmap_slider,
+    rounded,
+    slider_figure,
+)
 
 
 def test_rounded_keeps_significant_digits():
@@ -104,3 +111,11 @@ def test_apply_theme_sets_caption_alt_and_palette():
 def test_apply_theme_leaves_room_for_a_slider():
     fig = apply_theme(slider_figure(_steps(2), ["a", "b"]))
     assert fig.layout.margin.b >= 100
+
+
+def test_add_step_slider_checks_the_trace_count():
+    fig = go.Figure([go.Scatter(), go.Scatter(), go.Scatter()])
+    with pytest.raises(ValueError, match="expected n_static"):
+        add_step_slider(fig, ["a", "b"], n_static=0, per_step=2)
+    add_step_slider(fig, ["a", "b"], n_static=1, per_step=1, active=1)
+    assert [t.visible for t in fig.data] == [None, False, True]
