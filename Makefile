@@ -67,12 +67,12 @@ test-browser: setup chromium
 	$(BIN)/pytest tests -m browser -q
 
 lint: setup
-	$(BIN)/ruff check lib tests bookext scripts chapters
-	$(BIN)/ruff format --check lib tests bookext scripts
+	$(BIN)/ruff check lib tests bookext scripts bench chapters
+	$(BIN)/ruff format --check lib tests bookext scripts bench
 
 format: setup
-	$(BIN)/ruff check --fix lib tests bookext scripts chapters
-	$(BIN)/ruff format lib tests bookext scripts
+	$(BIN)/ruff check --fix lib tests bookext scripts bench chapters
+	$(BIN)/ruff format lib tests bookext scripts bench
 
 # Debian's chromium for the real-browser tests (Playwright drives it; it never downloads a browser).
 chromium:
