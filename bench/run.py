@@ -189,6 +189,7 @@ def _time(fn, repeat: int = 7) -> float:
 
 def bench_rope() -> dict:
     import torch
+
     from lib.rope import apply_rope, rope_frequencies
 
     def rotate_half(x):
