@@ -38,24 +38,39 @@ class Exercise:
     chapter: str
     checker: Callable[[Any], None]
     wrong_answers: Callable[[], list[Any]]
+    right_answer: Callable[[], Any] | None = None
 
 
 EXERCISES: dict[str, Exercise] = {}
 
 
+def require(condition: object, message: str) -> None:
+    """Raise :class:`ExerciseFailed` with ``message`` unless ``condition`` holds (survives ``-O``)."""
+    if not condition:
+        raise ExerciseFailed(message)
+
+
 def exercise(
-    exercise_id: str, *, chapter: str, wrong_answers: Callable[[], list[Any]]
+    exercise_id: str,
+    *,
+    chapter: str,
+    wrong_answers: Callable[[], list[Any]],
+    right_answer: Callable[[], Any] | None = None,
 ) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
-    """Register ``checker(answer)`` under ``exercise_id``; it raises ``AssertionError`` if wrong.
+    """Register ``checker(answer)`` under ``exercise_id``; it raises :class:`ExerciseFailed` if wrong.
 
     ``chapter`` is the notebook's file stem (e.g. ``"08_rope"``); ``wrong_answers`` returns a list of
-    answers the checker must reject (tested).
+    answers the checker must reject, ``right_answer`` one answer it must accept (both tested).
+    Checkers signal a wrong answer with :func:`require` (never a bare ``assert``, which ``python -O``
+    removes).
     """
 
     def register(checker: Callable[[Any], None]) -> Callable[[Any], None]:
         if exercise_id in EXERCISES:
             raise ValueError(f"exercise id {exercise_id!r} is registered twice")
-        EXERCISES[exercise_id] = Exercise(exercise_id, chapter, checker, wrong_answers)
+        EXERCISES[exercise_id] = Exercise(
+            exercise_id, chapter, checker, wrong_answers, right_answer
+        )
         return checker
 
     return register
