@@ -24,8 +24,9 @@ w_idx) in row-major order; every segment starts at 1 + the largest id used so fa
 
 Version notes (checked against transformers 5.24):
 
-- transformers 5.x ``Qwen2VLModel.get_rope_index`` advances the running position after an image or
-  video by ``max(h, w) // spatial_merge_size`` instead of to 1 + the largest id used. The two rules
+- transformers 5.x ``Qwen2VLModel.get_rope_index`` (checked in 5.24) advances the running position
+  after an image or video by ``max(h, w) // spatial_merge_size`` instead of to 1 + the largest id
+  used, a regression reported as transformers issue #45381 (labelled bug). The two rules
   agree for images (t = 1) and for videos with t ≤ max(h/m, w/m); for a video with more temporal
   patches than its merged height and width, 5.x starts the next segment at start + max(h/m, w/m),
   below the video's last temporal id start + t − 1, so the following text re-uses temporal ids of
@@ -48,6 +49,7 @@ from lib._checks import (
     check_floating,
     check_int,
     check_ndim,
+    check_positive_float,
     check_positive_int,
 )
 from lib.rope import _check_positions, rope_angles
@@ -58,6 +60,8 @@ __all__ = [
     "mrope_angles",
     "mrope_position_ids",
     "mrope_slot_axes",
+    "vision_axial_inv_freq",
+    "with_vision_markers",
 ]
 
 MROPE_LAYOUTS: tuple[str, ...] = ("chunked", "interleaved")
@@ -126,6 +130,61 @@ def mrope_position_ids(
         blocks.append(ids)
         start = int(ids.max()) + 1
     return torch.cat(blocks, dim=1)
+
+
+def with_vision_markers(
+    segments: Sequence[tuple[str, int | tuple[int, int, int]]],
+) -> list[tuple[str, int | tuple[int, int, int]]]:
+    """``segments`` with the text tokens ``<|vision_start|>`` and ``<|vision_end|>`` around each
+    image or video, as Qwen2-VL's chat template and processor place them.
+
+    Qwen2-VL (Wang et al. 2024, arXiv:2409.12191) wraps every vision span in a start and an end
+    token; both are ordinary text tokens for M-RoPE (one id on all three rows), so
+    ``mrope_position_ids(with_vision_markers(segments))`` equals transformers'
+    ``get_rope_index`` on the token ids the processor builds (4.x; 5.x where its rule agrees).
+    Each marker becomes its own ``("text", 1)`` segment, so figures can show it.
+
+    Shapes: a list of ``len(segments) + 2 · (number of vision segments)`` segments.
+
+    Raises:
+        TypeError, ValueError: as :func:`mrope_position_ids` for a malformed segment.
+    """
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
+    out: list[tuple[str, int | tuple[int, int, int]]] = []
+    for i, segment in enumerate(segments):
+        kind, size = _check_segment(i, segment, 1)
+        if kind == "text":
+            out.append(("text", size[0]))
+        else:
+            out += [("text", 1), (kind, size), ("text", 1)]
+    return out
+
+
+def vision_axial_inv_freq(
+    d_head: int, base: float = 10000.0, *, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """Inverse frequencies of Qwen2-VL's *vision encoder* 2-D RoPE (axial, same for h and w).
+
+    transformers' ``Qwen2VLVisionRotaryEmbedding`` ("simple axial 2D rope with same freqs used for
+    H and W grids"): with ``s = d_head / 2`` dimensions per axis,
+    ``θ_k = base^(−2k/s)`` for k = 0 … s/2 − 1, i.e. ``base^(−4k/d_head)``; the ``d_head/4``
+    frequencies rotate the patch's row in the first quarter of the slots and its column in the
+    second (the vision tower's default base is 10 000). The exponent's denominator is ``d_head/2``,
+    not ``d_head``, so the frequencies span the whole range from 1 down to about ``1/base``.
+
+    Shapes: returns ``[d_head // 4]`` float32.
+
+    Raises:
+        TypeError, ValueError: ``d_head`` not a positive multiple of 4; ``base`` not > 0.
+    """
+    d_head = check_positive_int("d_head", d_head)
+    if d_head % 4:
+        raise ValueError(f"d_head must be a multiple of 4 (two axes, pairs of dims), got {d_head}")
+    base = check_positive_float("base", base)
+    spatial = d_head // 2
+    exponents = torch.arange(0, spatial, 2, dtype=torch.float32, device=device) / spatial
+    return 1.0 / (base**exponents)
 
 
 def _check_sections(sections: object) -> tuple[int, int, int]:

@@ -7,7 +7,13 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from lib.mrope import mrope_angles, mrope_position_ids, mrope_slot_axes
+from lib.mrope import (
+    mrope_angles,
+    mrope_position_ids,
+    mrope_slot_axes,
+    vision_axial_inv_freq,
+    with_vision_markers,
+)
 from lib.rope import apply_rope, rope_angles, rope_inv_freq
 
 FAST = settings(max_examples=30, deadline=None)
@@ -124,7 +130,6 @@ def test_angles_pick_the_right_row():
 
 
 def _qwen2_vl_model():
-    pytest.importorskip("transformers")
     from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLConfig
     from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
 
@@ -196,7 +201,6 @@ def test_transformers_5_differs_after_a_long_video():
 
 
 def test_chunked_matches_transformers_qwen2_vl_rotation():
-    pytest.importorskip("transformers")
     from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
     from transformers.models.qwen2_vl.modeling_qwen2_vl import (
         Qwen2VLRotaryEmbedding,
@@ -227,7 +231,6 @@ def test_chunked_matches_transformers_qwen2_vl_rotation():
 
 @pytest.mark.parametrize("d_head,sections", [(128, [24, 20, 20]), (16, [4, 2, 2])])
 def test_interleaved_matches_transformers_qwen3_vl(d_head, sections):
-    pytest.importorskip("transformers")
     from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
     from transformers.models.qwen3_vl.modeling_qwen3_vl import (
         Qwen3VLTextRotaryEmbedding,
@@ -313,3 +316,299 @@ def test_errors_angles_and_axes():
         mrope_slot_axes([0, 4, 4], "interleaved")
     with pytest.raises(ValueError, match="must not all be 0"):
         mrope_slot_axes([0, 0, 0])
+
+
+# ---------------------------------------------------------------- vision markers, transformers 4.x
+
+# Output of transformers 4.57.1's Qwen2VLModel.get_rope_index (run once outside this repository on
+# the token ids Qwen2-VL's processor builds: <|vision_start|>, the image/video pad tokens,
+# <|vision_end|>), pinned here because 4.x cannot be installed next to the 5.x this project uses.
+TRANSFORMERS_4_57_IDS = {
+    "mixed": (
+        [("text", 3), ("image", (1, 6, 8)), ("text", 2), ("video", (3, 4, 4)), ("text", 2)],
+        [
+            [
+                0,
+                1,
+                2,
+                3,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                4,
+                8,
+                9,
+                10,
+                11,
+                12,
+                12,
+                12,
+                12,
+                13,
+                13,
+                13,
+                13,
+                14,
+                14,
+                14,
+                14,
+                15,
+                16,
+                17,
+            ],
+            [
+                0,
+                1,
+                2,
+                3,
+                4,
+                4,
+                4,
+                4,
+                5,
+                5,
+                5,
+                5,
+                6,
+                6,
+                6,
+                6,
+                8,
+                9,
+                10,
+                11,
+                12,
+                12,
+                13,
+                13,
+                12,
+                12,
+                13,
+                13,
+                12,
+                12,
+                13,
+                13,
+                15,
+                16,
+                17,
+            ],
+            [
+                0,
+                1,
+                2,
+                3,
+                4,
+                5,
+                6,
+                7,
+                4,
+                5,
+                6,
+                7,
+                4,
+                5,
+                6,
+                7,
+                8,
+                9,
+                10,
+                11,
+                12,
+                13,
+                12,
+                13,
+                12,
+                13,
+                12,
+                13,
+                12,
+                13,
+                12,
+                13,
+                15,
+                16,
+                17,
+            ],
+        ],
+    ),
+    "long_video": (
+        [("text", 3), ("video", (6, 4, 4)), ("text", 2)],
+        [
+            [
+                0,
+                1,
+                2,
+                3,
+                4,
+                4,
+                4,
+                4,
+                5,
+                5,
+                5,
+                5,
+                6,
+                6,
+                6,
+                6,
+                7,
+                7,
+                7,
+                7,
+                8,
+                8,
+                8,
+                8,
+                9,
+                9,
+                9,
+                9,
+                10,
+                11,
+                12,
+            ],
+            [
+                0,
+                1,
+                2,
+                3,
+                4,
+                4,
+                5,
+                5,
+                4,
+                4,
+                5,
+                5,
+                4,
+                4,
+                5,
+                5,
+                4,
+                4,
+                5,
+                5,
+                4,
+                4,
+                5,
+                5,
+                4,
+                4,
+                5,
+                5,
+                10,
+                11,
+                12,
+            ],
+            [
+                0,
+                1,
+                2,
+                3,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                4,
+                5,
+                10,
+                11,
+                12,
+            ],
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMERS_4_57_IDS))
+def test_markers_give_transformers_4_ids(name):
+    segments, expected = TRANSFORMERS_4_57_IDS[name]
+    ids = mrope_position_ids(with_vision_markers(segments))
+    assert ids.tolist() == expected
+
+
+@pytest.mark.parametrize("segments", AGREEING_CASES)
+def test_markers_match_transformers_5_where_its_rule_agrees(segments):
+    model = _qwen2_vl_model()
+    expected = _hf_rope_index(model, with_vision_markers(segments))
+    assert torch.equal(mrope_position_ids(with_vision_markers(segments)), expected)
+
+
+def test_transformers_5_starts_text_inside_the_video_with_markers():
+    # issue #45381: after a video with t > max(h, w) / m, 5.x places <|vision_end|> and the text
+    # below the video's largest t id; 4.x (pinned above) and the paper start after it.
+    segments, expected_4x = TRANSFORMERS_4_57_IDS["long_video"]
+    hf5 = _hf_rope_index(_qwen2_vl_model(), with_vision_markers(segments))
+    video = slice(4, 4 + 6 * 2 * 2)
+    assert hf5[0, video].max() > hf5[0, video.stop]  # the text restarts inside the video's t range
+    assert hf5[:, : video.stop].tolist() == [row[: video.stop] for row in expected_4x]
+
+
+def test_markers_wrap_each_vision_segment():
+    segments = [("image", (1, 2, 2)), ("text", 4), ("video", (2, 2, 2))]
+    assert with_vision_markers(segments) == [
+        ("text", 1),
+        ("image", (1, 2, 2)),
+        ("text", 1),
+        ("text", 4),
+        ("text", 1),
+        ("video", (2, 2, 2)),
+        ("text", 1),
+    ]
+    with pytest.raises(TypeError, match="segments"):
+        with_vision_markers("text")
+    with pytest.raises(ValueError, match="kind"):
+        with_vision_markers([("audio", 3)])
+
+
+@pytest.mark.parametrize(("d_head", "base"), [(80, 10000.0), (64, 10000.0), (16, 500.0)])
+def test_vision_axial_inv_freq_matches_transformers(d_head, base):
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLVisionRotaryEmbedding
+
+    config = Qwen2VLVisionConfig(
+        embed_dim=d_head * 2,
+        num_heads=2,
+        rope_parameters={"rope_type": "axial", "rope_theta": base},
+    )
+    expected, _ = Qwen2VLVisionRotaryEmbedding.compute_axial_rope_parameters(config)
+    got = vision_axial_inv_freq(d_head, base)
+    assert got.shape == (d_head // 4,) and torch.equal(got, expected)
+    # the exponent's denominator is d_head / 2: the text decoder's base^(-2k/d) is not it
+    assert not torch.allclose(got, rope_inv_freq(d_head, base)[: d_head // 4])
+
+
+def test_vision_axial_inv_freq_errors():
+    with pytest.raises(ValueError, match="multiple of 4"):
+        vision_axial_inv_freq(18)
+    with pytest.raises(ValueError, match="base"):
+        vision_axial_inv_freq(16, 0.0)
+    with pytest.raises(TypeError, match="d_head"):
+        vision_axial_inv_freq(16.0)

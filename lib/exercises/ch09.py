@@ -15,7 +15,7 @@ import numbers
 
 import torch
 
-from lib.exercises import exercise
+from lib.exercises import ExerciseFailed, exercise, require
 from lib.rope import rope_inv_freq
 from lib.rope_scaling import ROPE_SCALING
 
@@ -26,11 +26,15 @@ def _number(answer: object, what: str) -> float:
     """The answer as a float (a Python number or a one-element tensor), else an AssertionError."""
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
-    assert isinstance(answer, numbers.Real) and not isinstance(answer, bool), (
-        f"expected {what} (a number), got {type(answer).__name__}"
+    require(
+        isinstance(answer, numbers.Real) and not isinstance(answer, bool),
+        f"expected {what} (a number), got {type(answer).__name__}",
     )
     value = float(answer)
-    assert math.isfinite(value), f"expected a finite number, got {value}"
+    require(
+        math.isfinite(value),
+        f"expected a finite number, got {value}",
+    )
     return value
 
 
@@ -70,37 +74,48 @@ def _llama3_wrong() -> list:
     ]
 
 
-@exercise("ch09-llama3-inv-freq", chapter=CHAPTER, wrong_answers=_llama3_wrong)
+@exercise(
+    "ch09-llama3-inv-freq",
+    chapter=CHAPTER,
+    wrong_answers=_llama3_wrong,
+    right_answer=_llama3_right,
+)
 def check_llama3_inv_freq(answer: object) -> None:
     """``answer``: a floating tensor ``[64]``, Llama 3.1's scaled inverse frequencies."""
-    assert isinstance(answer, torch.Tensor) and answer.is_floating_point(), (
-        f"expected a floating tensor [64], got {type(answer).__name__}"
+    require(
+        isinstance(answer, torch.Tensor) and answer.is_floating_point(),
+        f"expected a floating tensor [64], got {type(answer).__name__}",
     )
-    assert tuple(answer.shape) == (64,), (
-        f"expected one inverse frequency per pair, shape [64], got {list(answer.shape)}"
+    require(
+        tuple(answer.shape) == (64,),
+        f"expected one inverse frequency per pair, shape [64], got {list(answer.shape)}",
     )
     got = answer.detach().double().cpu()
     right = _llama3_right()
     default = rope_inv_freq(LLAMA3["d_head"], LLAMA3["base"]).double()
     if torch.allclose(got, right, rtol=1e-5, atol=0):
         return
-    assert not torch.allclose(got, default, rtol=1e-5, atol=0), (
+    require(
+        not torch.allclose(got, default, rtol=1e-5, atol=0),
         "these are the unscaled frequencies base^(-2i/d): pairs with a wavelength longer than "
-        "original_max_position_embeddings / low_freq_factor = 8192 must be divided by the factor 8"
+        "original_max_position_embeddings / low_freq_factor = 8192 must be divided by the factor 8",
     )
-    assert not torch.allclose(got, default / 8, rtol=1e-5, atol=0), (
+    require(
+        not torch.allclose(got, default / 8, rtol=1e-5, atol=0),
         "every pair divided by 8 is position interpolation; llama3 keeps the pairs with a "
-        "wavelength below 8192 / high_freq_factor = 2048 unchanged"
+        "wavelength below 8192 / high_freq_factor = 2048 unchanged",
     )
     wavelength = 2 * math.pi / default
     fast, slow = wavelength < 2048, wavelength > 8192
-    assert torch.allclose(got[fast], default[fast], rtol=1e-5, atol=0), (
-        "pairs with a wavelength below 2048 tokens must keep their frequency"
+    require(
+        torch.allclose(got[fast], default[fast], rtol=1e-5, atol=0),
+        "pairs with a wavelength below 2048 tokens must keep their frequency",
     )
-    assert torch.allclose(got[slow], default[slow] / 8, rtol=1e-5, atol=0), (
-        "pairs with a wavelength above 8192 tokens must be divided by the factor 8"
+    require(
+        torch.allclose(got[slow], default[slow] / 8, rtol=1e-5, atol=0),
+        "pairs with a wavelength above 8192 tokens must be divided by the factor 8",
     )
-    raise AssertionError(
+    raise ExerciseFailed(
         "the fast and slow pairs are right but the band in between is not: with "
         "smooth = (8192/λ − low_freq_factor) / (high_freq_factor − low_freq_factor), the new "
         "frequency is (1 − smooth)·θ/8 + smooth·θ (smooth = 0 at λ = 8192, 1 at λ = 2048)"
@@ -127,6 +142,7 @@ def _crossover() -> float:
         _crossover() + 1,
         "14336",
     ],
+    right_answer=_crossover,
 )
 def check_dynamic_crossover(answer: object) -> None:
     """``answer``: the sequence length (tokens) at which dynamic NTK's base equals static NTK's."""
@@ -134,15 +150,17 @@ def check_dynamic_crossover(answer: object) -> None:
     right = _crossover()
     if math.isclose(value, right, rel_tol=0, abs_tol=1e-6):
         return
-    assert not math.isclose(value, DYNAMIC_FACTOR * DYNAMIC_MAX), (
+    require(
+        not math.isclose(value, DYNAMIC_FACTOR * DYNAMIC_MAX),
         "factor × max_position_embeddings is where you might expect it, but dynamic NTK's factor "
-        "is a slope: at seq_len = 4 × 8192 the effective factor is 4·4 − 3 = 13, not 4"
+        "is a slope: at seq_len = 4 × 8192 the effective factor is 4·4 − 3 = 13, not 4",
     )
-    assert not math.isclose(value, DYNAMIC_MAX), (
+    require(
+        not math.isclose(value, DYNAMIC_MAX),
         "at seq_len = max_position_embeddings dynamic NTK still uses the original base "
-        "(effective factor 1)"
+        "(effective factor 1)",
     )
-    raise AssertionError(
+    raise ExerciseFailed(
         f"{value:g} is not it: set factor·seq_len/max_position_embeddings − (factor − 1) equal to "
         "factor and solve for seq_len"
     )
@@ -169,6 +187,7 @@ def _yarn_attention_factor() -> float:
         1.0,
         1.0 / (0.1 * math.log(YARN_FACTOR) + 1.0) ** 2,
     ],
+    right_answer=lambda: _yarn_attention_factor() ** 2,
 )
 def check_yarn_logit_scale(answer: object) -> None:
     """``answer``: the factor by which YaRN (factor 16) multiplies every attention logit q·k/√d."""
@@ -177,17 +196,20 @@ def check_yarn_logit_scale(answer: object) -> None:
     right = per_side**2
     if math.isclose(value, right, rel_tol=1e-4):
         return
-    assert not math.isclose(value, per_side, rel_tol=1e-4), (
+    require(
+        not math.isclose(value, per_side, rel_tol=1e-4),
         f"{per_side:.4f} is the factor on cos and sin; both the query and the key are rotated "
-        "with the scaled tables, so their dot product picks it up twice"
+        "with the scaled tables, so their dot product picks it up twice",
     )
-    assert not math.isclose(value, 1.0 / right, rel_tol=1e-4), (
-        "that is the temperature t itself; the logits are divided by t, i.e. multiplied by 1/t"
+    require(
+        not math.isclose(value, 1.0 / right, rel_tol=1e-4),
+        "that is the temperature t itself; the logits are divided by t, i.e. multiplied by 1/t",
     )
-    assert not math.isclose(value, 1.0, rel_tol=1e-4), (
-        "YaRN does change the logits: its attention factor 0.1·ln(s) + 1 is folded into cos and sin"
+    require(
+        not math.isclose(value, 1.0, rel_tol=1e-4),
+        "YaRN does change the logits: its attention factor 0.1·ln(s) + 1 is folded into cos and sin",
     )
-    raise AssertionError(
+    raise ExerciseFailed(
         f"{value:g} is not it: start from attention_factor = 0.1·ln(16) + 1 and follow it through "
         "q_rot · k_rot"
     )

@@ -13,7 +13,7 @@ import math
 import torch
 
 from lib.alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
-from lib.exercises import exercise
+from lib.exercises import ExerciseFailed, exercise, require
 
 CHAPTER = "11_alibi"
 
@@ -23,7 +23,7 @@ def _as_float64_tensor(answer: object, what: str) -> torch.Tensor:
     try:
         tensor = torch.as_tensor(answer, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError):
-        raise AssertionError(
+        raise ExerciseFailed(
             f"expected {what} (a list of numbers or a tensor), got {type(answer).__name__}"
         ) from None
     return tensor
@@ -48,27 +48,35 @@ def _wrong_slopes_24() -> list:
     ]
 
 
-@exercise("alibi-slopes-24", chapter=CHAPTER, wrong_answers=_wrong_slopes_24)
+@exercise(
+    "alibi-slopes-24",
+    chapter=CHAPTER,
+    wrong_answers=_wrong_slopes_24,
+    right_answer=lambda: alibi_slopes(N_HEADS_24).tolist(),
+)
 def check_slopes_24(answer: object) -> None:
     """``answer``: the 24 slopes, head 1 first, as a list or a tensor ``[24]``."""
     slopes = _as_float64_tensor(answer, "24 slopes").flatten()
-    assert slopes.numel() == N_HEADS_24, (
-        f"expected one slope per head, 24 numbers, got {slopes.numel()}"
+    require(
+        slopes.numel() == N_HEADS_24,
+        f"expected one slope per head, 24 numbers, got {slopes.numel()}",
     )
     right = alibi_slopes(N_HEADS_24).double()
     if torch.allclose(slopes, right, rtol=1e-5, atol=0):
         return
-    assert not torch.allclose(slopes, _naive_slopes(N_HEADS_24), rtol=1e-5, atol=0), (
+    require(
+        not torch.allclose(slopes, _naive_slopes(N_HEADS_24), rtol=1e-5, atol=0),
         "these are 2^(-8k/24), the power-of-two formula applied to 24 heads. For a head count that "
         "is not a power of two, take the 16 slopes of a 16-head model first, then the 1st, 3rd, "
-        "5th, ... slopes of a 32-head model, 8 of them."
+        "5th, ... slopes of a 32-head model, 8 of them.",
     )
-    assert not torch.allclose(slopes.sort().values, right.sort().values, rtol=1e-5, atol=0), (
+    require(
+        not torch.allclose(slopes.sort().values, right.sort().values, rtol=1e-5, atol=0),
         "the right 24 values, in the wrong order: the 16 slopes of the 16-head model come first "
-        "(heads 1-16), then the 8 added ones (heads 17-24)."
+        "(heads 1-16), then the 8 added ones (heads 17-24).",
     )
     worst = int((slopes - right).abs().argmax())
-    raise AssertionError(
+    raise ExerciseFailed(
         f"slope of head {worst + 1} is {slopes[worst].item():.6g}, expected "
         f"{right[worst].item():.6g}; check the rule for head counts that are not a power of two."
     )
@@ -95,29 +103,37 @@ def _nearest_share() -> float:
         NEAREST_SLOPE,
         "0.22",
     ],
+    right_answer=_nearest_share,
 )
 def check_nearest_share(answer: object) -> None:
     """``answer``: a float, the weight of key ``j = i`` for query ``i = 1000``, slope 1/4."""
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
-    assert isinstance(answer, int | float) and not isinstance(answer, bool), (
-        f"expected a number (a float), got {type(answer).__name__}"
+    require(
+        isinstance(answer, int | float) and not isinstance(answer, bool),
+        f"expected a number (a float), got {type(answer).__name__}",
     )
     value = float(answer)
-    assert 0.0 < value < 1.0, f"an attention weight lies in (0, 1), got {value}"
-    assert not math.isclose(value, math.exp(-NEAREST_SLOPE), rel_tol=1e-3), (
+    require(
+        0.0 < value < 1.0,
+        f"an attention weight lies in (0, 1), got {value}",
+    )
+    require(
+        not math.isclose(value, math.exp(-NEAREST_SLOPE), rel_tol=1e-3),
         "e^(-m) is the ratio between the weights of neighbouring keys (distance d + 1 over d), "
         "not the share of the nearest key: divide the nearest key's exp(0) = 1 by the sum over all "
-        "keys."
+        "keys.",
     )
-    assert not math.isclose(value, 1.0 / (NEAREST_QUERY + 1), rel_tol=1e-3), (
+    require(
+        not math.isclose(value, 1.0 / (NEAREST_QUERY + 1), rel_tol=1e-3),
         "1/1001 is the uniform share, what the query would get with no bias at all; ALiBi "
-        "multiplies the key at distance d by e^(-m d) before normalising."
+        "multiplies the key at distance d by e^(-m d) before normalising.",
     )
     expected = _nearest_share()
-    assert math.isclose(value, expected, rel_tol=1e-3), (
+    require(
+        math.isclose(value, expected, rel_tol=1e-3),
         f"got {value:.4f}: softmax over d = 0..1000 of -d/4; the nearest key's share is "
-        "1 / sum_d e^(-d/4) (a geometric series)."
+        "1 / sum_d e^(-d/4) (a geometric series).",
     )
 
 
@@ -140,33 +156,47 @@ def _wrong_relative() -> list:
     ]
 
 
-@exercise("alibi-bloom-to-relative", chapter=CHAPTER, wrong_answers=_wrong_relative)
+@exercise(
+    "alibi-bloom-to-relative",
+    chapter=CHAPTER,
+    wrong_answers=_wrong_relative,
+    right_answer=lambda: alibi_bias(BLOOM_HEADS, BLOOM_LEN),
+)
 def check_bloom_to_relative(answer: object) -> None:
     """``answer``: ``[4, 6, 6]``, the causal bias ``−m_h (i − j)`` (``−inf`` for ``j > i``)."""
-    assert isinstance(answer, torch.Tensor) and answer.is_floating_point(), (
-        f"expected a floating tensor [4, 6, 6], got {type(answer).__name__}"
+    require(
+        isinstance(answer, torch.Tensor) and answer.is_floating_point(),
+        f"expected a floating tensor [4, 6, 6], got {type(answer).__name__}",
     )
     shape = (BLOOM_HEADS, BLOOM_LEN, BLOOM_LEN)
-    assert tuple(answer.shape) == shape, (
+    require(
+        tuple(answer.shape) == shape,
         f"expected shape [4, 6, 6] (one [T, T] matrix per head), got {list(answer.shape)}; "
-        "the key-only bias [4, 1, 6] broadcasts over the query axis, expand it"
+        "the key-only bias [4, 1, 6] broadcasts over the query axis, expand it",
     )
     right = alibi_bias(BLOOM_HEADS, BLOOM_LEN).double()
     got = answer.detach().double()
     future = torch.isinf(right)  # [T, T] per head, True above the diagonal
-    assert torch.isneginf(got[future]).all(), (
+    require(
+        torch.isneginf(got[future]).all(),
         "keys after the query (j > i) must be -inf: the key-only form is only ALiBi under the "
-        "causal mask"
+        "causal mask",
     )
-    assert torch.isfinite(got[~future]).all(), "keys j <= i must have finite bias"
+    require(
+        torch.isfinite(got[~future]).all(),
+        "keys j <= i must have finite bias",
+    )
     lower_got, lower_right = got[~future], right[~future]
     bloom = alibi_bias_bloom(BLOOM_HEADS, BLOOM_LEN).double().expand(shape)[~future]
-    assert not torch.allclose(lower_got, bloom, atol=1e-6), (
-        "this is still the key-only bias m·j: subtract each row's constant m·i to get -m·(i - j)"
+    require(
+        not torch.allclose(lower_got, bloom, atol=1e-6),
+        "this is still the key-only bias m·j: subtract each row's constant m·i to get -m·(i - j)",
     )
-    assert not torch.allclose(lower_got, -lower_right, atol=1e-6), (
-        "the sign is flipped: ALiBi penalises distance, so the bias is -m·(i - j) <= 0"
+    require(
+        not torch.allclose(lower_got, -lower_right, atol=1e-6),
+        "the sign is flipped: ALiBi penalises distance, so the bias is -m·(i - j) <= 0",
     )
-    assert torch.allclose(lower_got, lower_right, atol=1e-6), (
-        "the entries j <= i should be -m_h·(i - j), with slopes from alibi_slopes(4)"
+    require(
+        torch.allclose(lower_got, lower_right, atol=1e-6),
+        "the entries j <= i should be -m_h·(i - j), with slopes from alibi_slopes(4)",
     )
