@@ -506,7 +506,8 @@ def apply_rotary_emb_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.
 
     Shapes: ``x: [..., T, d_head]``; ``freqs_cis``: ``[T_max, d_head // 2]`` complex (first T rows
     used) or broadcastable to ``[..., T, d_head // 2]`` -> ``[..., T, d_head]``, dtype of x.
-    (Meta's code is sequence-first ``[B, T, H, d]``; this library is batch-first.)
+    (Meta's code is batch-first too, ``[B, T, H, d]``, with the heads after the sequence axis;
+    this library puts them before it, ``[B, H, T, d]``.)
     """
     check_floating("x", x)
     check_ndim("x", x, minimum=2)

@@ -13,14 +13,8 @@ from collections.abc import Callable
 
 import torch
 
-from lib.exercises import exercise
-from lib.rope import (
-    apply_rope,
-    interleaved_to_half_permutation,
-    permute_qk_weight_hf_to_meta,
-    rope_angles,
-    rope_inv_freq,
-)
+from lib.exercises import ExerciseFailed, exercise, require
+from lib.rope import apply_rope, rope_angles, rope_inv_freq
 
 CHAPTER = "08_rope"
 
@@ -30,52 +24,108 @@ def _is_number(answer: object) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------
-# 1. The slowest wavelength of Llama 3 (d_head = 128, base 500,000)
+# 1. Partial rotary, GPT-NeoX style
 # --------------------------------------------------------------------------------------------------
 
 
-def _slowest_wavelength(d_head: int = 128, base: float = 500_000.0) -> float:
-    """The last pair i = d/2 − 1 turns by base^(−(d−2)/d) per token; a turn is 2π radians."""
-    return 2 * math.pi * base ** ((d_head - 2) / d_head)
+def _theta(width: int, base: float = 10000.0) -> torch.Tensor:
+    """θ_i = base^(−2i/width) in float64, ``[width / 2]``."""
+    return base ** (-torch.arange(0, width, 2, dtype=torch.float64) / width)
+
+
+def _partial_reference(x: torch.Tensor, positions: torch.Tensor, rotary_dim: int) -> torch.Tensor:
+    """Half-pairing RoPE on ``x[..., :rotary_dim]`` with frequencies for that width, in float64."""
+    half = rotary_dim // 2
+    angles = positions.double()[:, None] * _theta(rotary_dim)  # [T, rotary_dim / 2]
+    c, s = angles.cos(), angles.sin()
+    xa, xb = x[..., :half].double(), x[..., half:rotary_dim].double()
+    return torch.cat([xa * c - xb * s, xb * c + xa * s, x[..., rotary_dim:].double()], dim=-1)
+
+
+def _partial_via_lib(
+    x: torch.Tensor,
+    positions: torch.Tensor,
+    rotary_dim: int,
+    *,
+    width: int | None = None,
+    pairing: str = "half",
+) -> torch.Tensor:
+    theta = rope_inv_freq(width or rotary_dim)[: rotary_dim // 2]
+    angles = rope_angles(positions, theta)
+    rot = apply_rope(x[..., :rotary_dim], angles.cos(), angles.sin(), pairing=pairing)
+    return torch.cat([rot, x[..., rotary_dim:]], dim=-1)
+
+
+def _partial_cases() -> list[tuple[torch.Tensor, torch.Tensor, int]]:
+    g = torch.Generator().manual_seed(12)
+    x = torch.randn(2, 3, 5, 16, generator=g)  # [B, H, T, d_head]
+    cases = []
+    for rotary_dim in (4, 8, 16):
+        cases.append((x, torch.arange(5) + 7, rotary_dim))
+        cases.append((x, torch.tensor([0, 3, 100, 4, 9]), rotary_dim))
+    return cases
+
+
+def _partial_right(x: torch.Tensor, positions: torch.Tensor, rotary_dim: int) -> torch.Tensor:
+    return _partial_via_lib(x, positions, rotary_dim)
 
 
 @exercise(
-    "ch08-wavelength",
+    "ch08-partial-rotary",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        2 * math.pi * 500_000.0,
-        500_000.0 ** (126 / 128),
-        2 * math.pi * 10_000.0 ** (126 / 128),
-        2 * math.pi * 500_000.0 ** (127 / 128),
-        2 * math.pi,
-        "2.5e6",
+        lambda x, positions, rotary_dim: x,
+        lambda x, positions, rotary_dim: _partial_via_lib(x, positions, rotary_dim, width=16),
+        lambda x, positions, rotary_dim: _partial_via_lib(
+            x, positions, rotary_dim, pairing="interleaved"
+        ),
+        lambda x, positions, rotary_dim: _partial_via_lib(
+            x, torch.arange(len(positions)), rotary_dim
+        ),
+        lambda x, positions, rotary_dim: _partial_via_lib(x, positions, x.shape[-1]),
+        "apply_rope",
     ],
+    right_answer=lambda: _partial_right,
 )
-def check_wavelength(answer: float) -> None:
-    """Tokens per full turn of the slowest pair of a d_head = 128, base 500,000 head."""
-    assert _is_number(answer), f"answer must be a number of tokens, got {type(answer).__name__}"
-    answer = float(answer)
-    right = _slowest_wavelength()
-    if math.isclose(answer, right, rel_tol=1e-5):
-        return
-    hints = {
-        2 * math.pi * 500_000.0: (
-            "2π·base would need the exponent 2i/d_head to reach 1, but the last pair is "
-            "i = 63, so the exponent is 126/128"
-        ),
-        right / (2 * math.pi): "that is 1/θ in tokens per radian; a full turn is 2π radians",
-        _slowest_wavelength(128, 10_000.0): "that is base 10,000 (LLaMA); Llama 3 uses 500,000",
-        2 * math.pi * 500_000.0 ** (127 / 128): (
-            "i counts pairs, not dimensions: the slowest pair is i = 63, so 2i = 126"
-        ),
-    }
-    for value, hint in hints.items():
-        if math.isclose(answer, value, rel_tol=1e-5):
-            raise AssertionError(hint)
-    raise AssertionError(
-        f"{answer:,.6g} tokens is not it; the slowest pair turns by θ = base^(−2i/d_head) "
-        "radians per token with i = d_head/2 − 1, and a full turn is 2π radians"
+def check_partial_rotary(answer: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]) -> None:
+    """``answer(x, positions, rotary_dim)``: RoPE on the first ``rotary_dim`` dims, rest unchanged."""
+    require(
+        callable(answer),
+        f"answer must be a function partial_rope(x, positions, rotary_dim), got "
+        f"{type(answer).__name__}",
     )
+    for x, positions, rotary_dim in _partial_cases():
+        got = answer(x.clone(), positions.clone(), rotary_dim)
+        require(
+            isinstance(got, torch.Tensor) and got.shape == x.shape and got.dtype == x.dtype,
+            f"partial_rope must return a tensor of x's shape {list(x.shape)} and dtype {x.dtype}, "
+            f"got {list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}",
+        )
+        want = _partial_reference(x, positions, rotary_dim)
+        if torch.allclose(got.double(), want, atol=1e-4, rtol=0):
+            continue
+        require(
+            torch.equal(got[..., rotary_dim:], x[..., rotary_dim:]),
+            f"with rotary_dim = {rotary_dim} the last {x.shape[-1] - rotary_dim} dimensions must "
+            "pass through unchanged; rotate only x[..., :rotary_dim]",
+        )
+        wide = _partial_via_lib(x, positions, rotary_dim, width=x.shape[-1])
+        require(
+            rotary_dim == x.shape[-1] or not torch.allclose(got, wide, atol=1e-4),
+            "the frequencies belong to the rotated width: θ_i = base^(−2i/rotary_dim), not "
+            "base^(−2i/d_head) (GPT-NeoX computes inv_freq for rotary_ndims)",
+        )
+        inter = _partial_via_lib(x, positions, rotary_dim, pairing="interleaved")
+        require(
+            not torch.allclose(got, inter, atol=1e-4),
+            "that is the interleaved pairing (2i, 2i+1); GPT-NeoX rotates halves (i, i + d/2) "
+            "of the rotated part",
+        )
+        require(
+            False,
+            f"for rotary_dim = {rotary_dim} and positions {positions.tolist()} the rotated part is "
+            "wrong: token t must turn by positions[t] · θ_i (not by its index t)",
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -122,99 +172,148 @@ def _score_via_lib(q: torch.Tensor, k: torch.Tensor, delta: int, pairing: str) -
         lambda q, k, delta: _score_via_lib(q, k, abs(delta), "half"),
         3.0,
     ],
+    right_answer=lambda: lambda q, k, delta: _score_via_lib(q, k, delta, "half"),
 )
 def check_relative_score(answer: Callable[[torch.Tensor, torch.Tensor, int], float]) -> None:
     """``answer(q, k, delta)`` must equal ⟨R_m q, R_n k⟩ (half pairing, base 10,000), m − n = delta."""
-    assert callable(answer), (
-        f"answer must be a function score(q, k, delta), got {type(answer).__name__}"
+    require(
+        callable(answer),
+        f"answer must be a function score(q, k, delta), got {type(answer).__name__}",
     )
     for q, k, m, n in _score_cases():
         got = answer(q.clone(), k.clone(), m - n)
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
-        assert _is_number(got), f"score must return a float, got {type(got).__name__}"
+        require(_is_number(got), f"score must return a float, got {type(got).__name__}")
         want = _true_score(q, k, m, n)
         if math.isclose(float(got), want, rel_tol=1e-4, abs_tol=1e-4):
             continue
         if math.isclose(float(got), _true_score(q, k, n, m), rel_tol=1e-4, abs_tol=1e-4):
-            raise AssertionError(
+            raise ExerciseFailed(
                 f"for delta = {m - n} you computed the score for delta = {n - m}: the rotation "
                 "goes the wrong way (⟨R_m q, R_n k⟩ = ⟨R_(m−n) q, k⟩)"
             )
         if math.isclose(float(got), float(q.double() @ k.double()), rel_tol=1e-4, abs_tol=1e-4):
-            raise AssertionError(
+            raise ExerciseFailed(
                 f"for delta = {m - n} you returned q·k: the rotations do not cancel, only the "
                 "common part R_n does"
             )
-        raise AssertionError(
+        raise ExerciseFailed(
             f"score(q, k, {m - n}) = {float(got):.5f} for d = {q.shape[-1]}, but "
             f"⟨R_{m} q, R_{n} k⟩ = {want:.5f} (half pairing (i, i + d/2), base 10,000)"
         )
 
 
 # --------------------------------------------------------------------------------------------------
-# 3. Meta -> Hugging Face weight permutation
+# 3. One decoding step with a KV cache
 # --------------------------------------------------------------------------------------------------
 
 
-def _expected_hf(w: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """Row 2i + j of each head moves to row j·d/2 + i, written as an explicit loop."""
-    d_head = w.shape[0] // n_heads
-    out = torch.empty_like(w)
-    for h in range(n_heads):
-        for i in range(d_head // 2):
-            for j in (0, 1):
-                out[h * d_head + j * d_head // 2 + i] = w[h * d_head + 2 * i + j]
-    return out
+def _rotate_at(x: torch.Tensor, position: int) -> torch.Tensor:
+    """Half-pairing RoPE (base 10,000) of ``x: [..., d]`` at one position, in float64."""
+    return _partial_reference(x, torch.tensor([position]), x.shape[-1])
 
 
-def _whole_matrix_permutation(w: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """A realistic bug: one permutation over all rows, ignoring the heads."""
-    return w[interleaved_to_half_permutation(w.shape[0])]
+def _decode_reference(q, k, v, k_cache, v_cache):
+    t = k_cache.shape[-2]
+    keys = torch.cat([k_cache.double(), _rotate_at(k, t)], dim=-2)
+    values = torch.cat([v_cache.double(), v.double()], dim=-2)
+    scores = _rotate_at(q, t) @ keys.transpose(-1, -2) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ values, keys, values
+
+
+def _decode_via_lib(q, k, v, k_cache, v_cache, *, position=None, rotate_k=True, scale=None):
+    t = k_cache.shape[-2] if position is None else position
+    angles = rope_angles(torch.tensor([t]), rope_inv_freq(q.shape[-1]))
+    c, s = angles.cos(), angles.sin()
+    k_new = apply_rope(k, c, s) if rotate_k else k
+    keys = torch.cat([k_cache, k_new], dim=-2)
+    values = torch.cat([v_cache, v], dim=-2)
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    weights = torch.softmax(apply_rope(q, c, s) @ keys.transpose(-1, -2) * scale, dim=-1)
+    return weights @ values, keys, values
+
+
+def _decode_cases():
+    g = torch.Generator().manual_seed(21)
+    cases = []
+    for b, h, t, d in ((1, 2, 5, 8), (2, 1, 12, 16), (1, 1, 0, 8), (2, 3, 40, 8)):
+        q, k, v = torch.randn(3, b, h, 1, d, generator=g)
+        raw = torch.randn(b, h, t, d, generator=g)
+        k_cache = _partial_reference(raw, torch.arange(t), d).float()  # rotated at 0..t-1
+        v_cache = torch.randn(b, h, t, d, generator=g)
+        cases.append((q, k, v, k_cache, v_cache))
+    return cases
 
 
 @exercise(
-    "ch08-meta-to-hf",
+    "ch08-decode-step",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        lambda w, n_heads: w,
-        lambda w, n_heads: permute_qk_weight_hf_to_meta(w, n_heads),
-        _whole_matrix_permutation,
-        lambda w, n_heads: w.flip(0),
-        "w[perm]",
+        lambda q, k, v, kc, vc: _decode_via_lib(q, k, v, kc, vc, position=0),
+        lambda q, k, v, kc, vc: _decode_via_lib(q, k, v, kc, vc, position=kc.shape[-2] + 1),
+        lambda q, k, v, kc, vc: _decode_via_lib(q, k, v, kc, vc, rotate_k=False),
+        lambda q, k, v, kc, vc: _decode_via_lib(q, k, v, kc, vc, scale=1.0),
+        lambda q, k, v, kc, vc: (_decode_via_lib(q, k, v, kc, vc)[0], kc, vc),
+        "attention",
     ],
+    right_answer=lambda: _decode_via_lib,
 )
-def check_meta_to_hf(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
-    """``answer(w, n_heads)`` must reorder each head's rows from (2i, 2i+1) to (i, i + d/2)."""
-    assert callable(answer), (
-        f"answer must be a function convert(w, n_heads), got {type(answer).__name__}"
+def check_decode_step(
+    answer: Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+) -> None:
+    """``answer(q, k, v, k_cache, v_cache)`` -> (out, k_cache, v_cache) for one new token."""
+    require(
+        callable(answer),
+        "answer must be a function decode_step(q, k, v, k_cache, v_cache), got "
+        f"{type(answer).__name__}",
     )
-    g = torch.Generator().manual_seed(3)
-    for n_heads, d_head, d_in in ((1, 8, 3), (4, 16, 5), (3, 4, 2)):
-        w = torch.randn(n_heads * d_head, d_in, generator=g)
-        got = answer(w.clone(), n_heads)
-        assert isinstance(got, torch.Tensor) and got.shape == w.shape, (
-            f"convert must return a tensor of shape {list(w.shape)}, got "
-            f"{list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}"
+    for q, k, v, k_cache, v_cache in _decode_cases():
+        t = k_cache.shape[-2]
+        got = answer(q.clone(), k.clone(), v.clone(), k_cache.clone(), v_cache.clone())
+        require(
+            isinstance(got, tuple)
+            and len(got) == 3
+            and all(isinstance(x, torch.Tensor) for x in got),
+            "decode_step must return a tuple (out, k_cache, v_cache) of three tensors",
         )
-        want = _expected_hf(w, n_heads)
-        if torch.equal(got, want):
+        out, keys, values = got
+        want_out, want_keys, want_values = _decode_reference(q, k, v, k_cache, v_cache)
+        require(
+            keys.shape == want_keys.shape and values.shape == want_values.shape,
+            f"with {t} cached tokens the new caches must hold {t + 1} positions: shapes "
+            f"{list(want_keys.shape)}, got {list(keys.shape)} and {list(values.shape)}",
+        )
+        require(
+            torch.allclose(values.double(), want_values, atol=1e-6),
+            "the value cache must be the old values followed by v (values are not rotated)",
+        )
+        if not torch.allclose(keys.double(), want_keys, atol=1e-4):
+            require(
+                not torch.allclose(keys[..., -1:, :].double(), k.double(), atol=1e-6),
+                "the new key is stored unrotated: the cache holds keys after RoPE, so rotate k "
+                "at its position before appending it",
+            )
+            require(
+                False,
+                f"the new key must be rotated at position {t} (the cache holds positions "
+                f"0 … {t - 1}) and appended after the cached keys",
+            )
+        require(
+            out.shape == want_out.shape,
+            f"out must have shape {list(want_out.shape)}, got {list(out.shape)}",
+        )
+        if torch.allclose(out.double(), want_out, atol=1e-4):
             continue
-        if torch.equal(got, w):
-            raise AssertionError("the rows are unchanged: nothing was permuted")
-        if n_heads > 1 and torch.equal(got, _whole_matrix_permutation(w, n_heads)):
-            raise AssertionError(
-                f"with n_heads = {n_heads} you permuted all {w.shape[0]} rows at once; the "
-                "permutation must act inside each head's block of d_head rows"
-            )
-        if torch.equal(got, permute_qk_weight_hf_to_meta(w, n_heads)):
-            raise AssertionError(
-                "that is the inverse (Hugging Face -> Meta): in the result, row j·d/2 + i of a "
-                "head must be Meta's row 2i + j"
-            )
-        raise AssertionError(
-            f"for n_heads = {n_heads}, d_head = {d_head}: row j·d/2 + i of each head must be "
-            "the Meta row 2i + j (j = 0, 1)"
+        unscaled = _decode_via_lib(q, k, v, k_cache, v_cache, scale=1.0)[0]
+        require(
+            not torch.allclose(out, unscaled, atol=1e-4),
+            "scale the scores by 1/sqrt(d_head) before the softmax",
+        )
+        require(
+            False,
+            f"with {t} cached tokens the new query must be rotated at position {t}, like its "
+            "key; then attend to every cached key and the new one",
         )
 
 
@@ -227,26 +326,28 @@ def check_meta_to_hf(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> Non
     "ch08-bf16-step",
     chapter=CHAPTER,
     wrong_answers=lambda: [512, 256, 64, 1, 128.5, "128"],
+    right_answer=lambda: 128,
 )
 def check_bf16_step(answer: int) -> None:
     """The spacing of bfloat16 numbers in [2^14, 2^15): 2^(14 − 7) = 128."""
-    assert isinstance(answer, numbers.Integral) and not isinstance(answer, bool), (
-        f"answer must be an int (tokens), got {type(answer).__name__}"
+    require(
+        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+        f"answer must be an int (tokens), got {type(answer).__name__}",
     )
     right = 2 ** (14 - 7)  # 8 significant bits: 7 stored after the implicit leading one
     answer = int(answer)
     if answer == right:
         return
     if answer == 512:
-        raise AssertionError("512 is the step near 100,000; 30,000 lies between 2^14 and 2^15")
+        raise ExerciseFailed("512 is the step near 100,000; 30,000 lies between 2^14 and 2^15")
     if answer == 2 * right:
-        raise AssertionError("30,000 is below 2^15 = 32,768, so its exponent is 14, not 15")
+        raise ExerciseFailed("30,000 is below 2^15 = 32,768, so its exponent is 14, not 15")
     if answer == right // 2:
-        raise AssertionError(
+        raise ExerciseFailed(
             "8 significant bits include the implicit leading one: 7 bits follow it, so the step "
             "is 2^(exponent − 7)"
         )
-    raise AssertionError(
+    raise ExerciseFailed(
         f"{answer} is not it; a number in [2^e, 2^(e+1)) with 8 significant bits has steps of "
         "2^(e − 7)"
     )
