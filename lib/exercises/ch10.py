@@ -1,7 +1,7 @@
 """Exercise checkers for chapter 10, M-RoPE (Wang et al. 2024, *Qwen2-VL*, arXiv 2409.12191).
 
-- ``ch10-next-text-start``: where text resumes after a long video, under the paper's rule
-  (transformers 4.x) and under transformers 5.x.
+- ``ch10-next-text-start``: where text resumes after a long video (with its vision start/end
+  tokens), under Qwen2-VL's rule (transformers 4.x).
 - ``ch10-interleaved-axes``: which axis each frequency slot reads in Qwen3-VL's interleaved layout.
 - ``ch10-chunked-angles``: M-RoPE angles with chunked sections, computed without ``mrope_angles``.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from lib.exercises import exercise
-from lib.mrope import mrope_angles, mrope_position_ids, mrope_slot_axes
+from lib.exercises import ExerciseFailed, exercise, require
+from lib.mrope import mrope_angles, mrope_position_ids, mrope_slot_axes, with_vision_markers
 from lib.rope import rope_angles, rope_inv_freq
 
 CHAPTER = "10_mrope"
@@ -20,69 +20,89 @@ CHAPTER = "10_mrope"
 def _long_tensor(answer: object, what: str) -> torch.Tensor:
     """The answer as an int64 tensor, or an AssertionError that says what was expected."""
     if isinstance(answer, torch.Tensor):
-        assert not answer.is_floating_point() and not answer.is_complex(), (
-            f"expected {what} as integers, got a tensor of dtype {answer.dtype}"
+        require(
+            not answer.is_floating_point() and not answer.is_complex(),
+            f"expected {what} as integers, got a tensor of dtype {answer.dtype}",
         )
         return answer.detach().to(torch.int64).cpu()
     try:
         return torch.as_tensor(answer, dtype=torch.int64)
     except (TypeError, ValueError, RuntimeError):
-        raise AssertionError(
+        raise ExerciseFailed(
             f"expected {what} (a nested list of ints or a tensor), got {type(answer).__name__}"
         ) from None
 
 
 # ---------------------------------------------------------------- 1. where text resumes
 
+#: text, then a video (patch grid before merging), then text; the processor wraps the video in
+#: <|vision_start|> ... <|vision_end|>, two ordinary text tokens.
 NEXT_SEGMENTS = [("text", 5), ("video", (16, 8, 8)), ("text", 1)]
+NEXT_MERGE = 2
 
 
-def _next_right() -> tuple[int, int]:
-    """(paper / transformers 4.x, transformers 5.x) id of the first text token after the video."""
-    paper = int(mrope_position_ids(NEXT_SEGMENTS, spatial_merge_size=2)[0, -1])
-    video_start = 5
-    v5 = video_start + max(8, 8) // 2  # 5.x: the start advances by max(h, w) / merge
-    return paper, v5
+def _next_right() -> int:
+    """Id of the first text token after <|vision_end|>, Qwen2-VL's rule (transformers 4.x)."""
+    ids = mrope_position_ids(with_vision_markers(NEXT_SEGMENTS), spatial_merge_size=NEXT_MERGE)
+    return int(ids[0, -1])
+
+
+def _next_buggy() -> int:
+    """What transformers 5.x's get_rope_index gives (issue #45381): start + max(h, w)/m, then +1."""
+    video_start = 5 + 1  # after the 5 text ids and <|vision_start|>
+    return video_start + max(8, 8) // NEXT_MERGE + 1
 
 
 def _next_wrong() -> list:
-    paper, v5 = _next_right()
+    right = _next_right()
     n_video_tokens = 16 * 4 * 4
     return [
-        (v5, paper),  # swapped
-        (5 + n_video_tokens, 5 + n_video_tokens),  # counting tokens like 1-D text
-        (paper - 1, v5 - 1),  # the largest id, not one past it
-        paper,  # not a pair
-        ("21", "9"),
+        right - 2,  # without the two marker tokens
+        right - 1,  # the id of <|vision_end|> itself
+        5 + 1 + n_video_tokens + 1,  # counting tokens like 1-D text
+        _next_buggy(),
+        (right, right),  # not an int
+        "23",
     ]
 
 
-@exercise("ch10-next-text-start", chapter=CHAPTER, wrong_answers=_next_wrong)
+@exercise(
+    "ch10-next-text-start",
+    chapter=CHAPTER,
+    wrong_answers=_next_wrong,
+    right_answer=_next_right,
+)
 def check_next_text_start(answer: object) -> None:
-    """``answer``: ``(paper_rule, transformers_5)``, two ints, for text 5 / video (16, 8, 8) / text."""
-    assert isinstance(answer, tuple | list) and len(answer) == 2, (
-        f"expected a pair (paper_rule, transformers_5), got {type(answer).__name__} {answer!r}"
+    """``answer``: an int, the id of the first text token after text 5 / video (16, 8, 8)."""
+    require(
+        isinstance(answer, int) and not isinstance(answer, bool),
+        f"expected one position id (an int), got {type(answer).__name__} {answer!r}",
     )
-    for name, value in zip(("paper_rule", "transformers_5"), answer, strict=True):
-        assert isinstance(value, int) and not isinstance(value, bool), (
-            f"{name} must be an int (a position id), got {type(value).__name__} {value!r}"
-        )
-    paper, v5 = _next_right()
-    got_paper, got_v5 = answer
-    if (got_paper, got_v5) == (paper, v5):
+    right = _next_right()
+    if answer == right:
         return
-    assert (got_paper, got_v5) != (v5, paper), "the two values are swapped"
-    assert got_paper != 5 + 16 * 4 * 4, (
-        "M-RoPE does not count the video's tokens: the text resumes after the largest id the video "
-        "used on any row"
+    require(
+        answer != 5 + 1 + 16 * 4 * 4 + 1,
+        "M-RoPE does not count the video's tokens: the text resumes after the largest id the "
+        "video used on any row",
     )
-    assert got_paper != paper - 1, "one past the largest id: the largest id itself is taken"
-    assert got_paper == paper, (
-        "paper rule: the video's ids run from 5 to 5 + max(t, h/2, w/2) − 1 on some row; the text "
-        "starts one after that"
+    require(
+        answer != right - 2,
+        "the video is wrapped in <|vision_start|> and <|vision_end|>, two text tokens with an id "
+        "each",
     )
-    raise AssertionError(
-        "transformers 5.x advances the start by max(h, w) / spatial_merge_size only, ignoring t"
+    require(
+        answer != right - 1,
+        "that is the id of <|vision_end|>; the text comes one after it",
+    )
+    require(
+        answer != _next_buggy(),
+        "that is what transformers 5.x's get_rope_index gives (a known bug, issue #45381): it "
+        "ignores the video's t extent; Qwen2-VL's rule starts after the largest id on any row",
+    )
+    raise ExerciseFailed(
+        f"{answer} is not it: ids 0–4 for the text, 5 for <|vision_start|>, then the video from 6 "
+        "to 6 + max(t, h/m, w/m) − 1 on some row, then <|vision_end|>, then the text"
     )
 
 
@@ -107,25 +127,33 @@ def _interleaved_wrong() -> list:
     ]
 
 
-@exercise("ch10-interleaved-axes", chapter=CHAPTER, wrong_answers=_interleaved_wrong)
+@exercise(
+    "ch10-interleaved-axes",
+    chapter=CHAPTER,
+    wrong_answers=_interleaved_wrong,
+    right_answer=lambda: _interleaved_right().tolist(),
+)
 def check_interleaved_axes(answer: object) -> None:
     """``answer``: 64 ints (0 = t, 1 = h, 2 = w), the axis of each slot, sections [24, 20, 20]."""
     got = _long_tensor(answer, "64 axis numbers").flatten()
-    assert got.numel() == INTERLEAVED_D_HALF, (
-        f"expected one axis per frequency slot, d_head/2 = 64 of them, got {got.numel()}"
+    require(
+        got.numel() == INTERLEAVED_D_HALF,
+        f"expected one axis per frequency slot, d_head/2 = 64 of them, got {got.numel()}",
     )
     right = _interleaved_right()
     if torch.equal(got, right):
         return
     counts = [int((got == a).sum()) for a in range(3)]
-    assert counts == list(INTERLEAVED_SECTIONS), (
+    require(
+        counts == list(INTERLEAVED_SECTIONS),
         f"the sections give t, h, w {INTERLEAVED_SECTIONS} slots each; your answer gives "
-        f"{tuple(counts)}"
+        f"{tuple(counts)}",
     )
-    assert not torch.equal(got, torch.as_tensor(mrope_slot_axes(INTERLEAVED_SECTIONS))), (
-        "that is the chunked layout of Qwen2-VL; Qwen3-VL interleaves the axes slot by slot"
+    require(
+        not torch.equal(got, torch.as_tensor(mrope_slot_axes(INTERLEAVED_SECTIONS))),
+        "that is the chunked layout of Qwen2-VL; Qwen3-VL interleaves the axes slot by slot",
     )
-    raise AssertionError(
+    raise ExerciseFailed(
         "the counts are right but the order is not: slots cycle t, h, w while h and w still have "
         "slots left; the remaining slots at the slow end all go to t"
     )
@@ -158,31 +186,38 @@ def _angles_wrong() -> list:
     ]
 
 
-@exercise("ch10-chunked-angles", chapter=CHAPTER, wrong_answers=_angles_wrong)
+@exercise(
+    "ch10-chunked-angles",
+    chapter=CHAPTER,
+    wrong_answers=_angles_wrong,
+    right_answer=_angles_right,
+)
 def check_chunked_angles(answer: object) -> None:
     """``answer``: a float tensor ``[T, 8]``, chunked M-RoPE angles with sections (2, 3, 3)."""
-    assert isinstance(answer, torch.Tensor) and answer.is_floating_point(), (
-        f"expected a floating tensor [T, 8], got {type(answer).__name__}"
+    require(
+        isinstance(answer, torch.Tensor) and answer.is_floating_point(),
+        f"expected a floating tensor [T, 8], got {type(answer).__name__}",
     )
     right = _angles_right()
-    assert tuple(answer.shape) == tuple(right.shape), (
+    require(
+        tuple(answer.shape) == tuple(right.shape),
         f"expected shape {list(right.shape)}: one row per token, one angle per frequency slot "
-        f"(d_head/2 = 8), got {list(answer.shape)}"
+        f"(d_head/2 = 8), got {list(answer.shape)}",
     )
     got = answer.detach().double().cpu()
     if torch.allclose(got, right.double(), rtol=1e-5, atol=1e-6):
         return
     ids, inv_freq = angles_inputs()
     if torch.allclose(got, rope_angles(ids[0], inv_freq).double(), rtol=1e-5, atol=1e-6):
-        raise AssertionError(
+        raise ExerciseFailed(
             "these are 1-D RoPE angles of the t row; slots 2–4 must read h, slots 5–7 read w"
         )
     slots = [range(0, 2), range(2, 5), range(5, 8)]
     for axis, name in enumerate("thw"):
         cols = list(slots[axis])
         if not torch.allclose(got[:, cols], right[:, cols].double(), rtol=1e-5, atol=1e-6):
-            raise AssertionError(
+            raise ExerciseFailed(
                 f"slots {cols[0]}–{cols[-1]} should be the {name} ids times inv_freq of those "
                 "slots (chunked sections [2, 3, 3] in the order t, h, w)"
             )
-    raise AssertionError("not the chunked M-RoPE angles")
+    raise ExerciseFailed("not the chunked M-RoPE angles")

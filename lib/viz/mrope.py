@@ -134,7 +134,9 @@ def _check_axes(name: str, axes: object, d_half: int | None = None) -> np.ndarra
     if axes.dim() != 1 or axes.numel() == 0:
         raise ValueError(f"{name} must be 1-D [d_head // 2], got shape {list(axes.shape)}")
     if d_half is not None and axes.numel() != d_half:
-        raise ValueError(f"{name} must have {d_half} slots, got {axes.numel()}")
+        raise ValueError(
+            f"{name} must have {d_half} entries (one per frequency pair, also called slots), got {axes.numel()}"
+        )
     array = axes.detach().to(torch.int64).cpu().numpy()
     if not np.isin(array, (0, 1, 2)).all():
         raise ValueError(f"{name} must hold axis numbers 0 (t), 1 (h), 2 (w)")
@@ -302,7 +304,7 @@ def token_map_figure(
     # static: legend entries for the axis colours
     for name, color in zip(AXIS_NAMES, AXIS_COLORS, strict=True):
         fig.add_trace(
-            go.Bar(x=[None], y=[None], name=f"slot uses {name}", marker_color=color),
+            go.Bar(x=[None], y=[None], name=f"pair uses {name}", marker_color=color),
             row=2, col=1,
         )  # fmt: skip
     # static: the cells (shapes) and their ids (one text trace)
@@ -358,7 +360,7 @@ def token_map_figure(
                     marker_color=[AXIS_COLORS[a] for a in ax.tolist()],
                     showlegend=False,
                     customdata=[AXIS_NAMES[a] for a in ax.tolist()],
-                    hovertemplate="slot %{x} reads %{customdata} = %{y}<extra>" + name
+                    hovertemplate="pair %{x} reads %{customdata} = %{y}<extra>" + name
                     + "</extra>",
                 ),
                 row=r, col=1,
@@ -409,7 +411,9 @@ def token_map_figure(
     for r in range(2, n_rows + 1):
         fig.update_yaxes(title="position read", range=[0, top * 1.08 + 1], row=r, col=1)
         fig.update_xaxes(
-            title="frequency slot j (fast → slow)" if r == n_rows else None, row=r, col=1
+            title="frequency pair j (fast → slow)" if r == n_rows else None,
+            row=r,
+            col=1,
         )
     fig.update_layout(legend={"orientation": "h", "y": 1.06, "x": 0.55})
     fig = apply_theme(fig, caption=caption, alt=alt, height=360 + 170 * len(axes))
@@ -450,7 +454,11 @@ def slot_frequencies_figure(
         raise ValueError("layouts must be a non-empty mapping name -> (axes, inv_freq)")
     names = [str(k) for k in layouts]
     fig = make_subplots(
-        rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=names
+        rows=len(names),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        subplot_titles=names,
     )
     all_wavelengths = []
     in_legend: set[str] = set()  # each axis gets one legend entry, from its first non-empty trace
@@ -476,19 +484,19 @@ def slot_frequencies_figure(
             fig.add_trace(
                 go.Scatter(
                     x=rounded(wavelength[slots]).tolist(), y=[axis] * slots.size,
-                    mode="markers", name=f"{axis} slots", legendgroup=axis, showlegend=show,
+                    mode="markers", name=f"{axis} pairs", legendgroup=axis, showlegend=show,
                     legendrank=a + 1,
                     marker={"color": color, "size": 9, "symbol": ("circle", "square", "diamond")[a],
                             "line": {"width": 0}},
                     customdata=slots.tolist(),
-                    hovertemplate="slot %{customdata}<br>λ = %{x:,.4g}<extra>" + axis + "</extra>",
+                    hovertemplate="pair %{customdata}<br>λ = %{x:,.4g}<extra>" + axis + "</extra>",
                 ),
                 row=r, col=1,
             )  # fmt: skip
             if slots.size == 0:
                 fig.add_annotation(
                     x=0.5, xref=f"x{r if r > 1 else ''} domain", y=axis, yref=f"y{r if r > 1 else ''}",
-                    text=f"no slots for {axis}", showarrow=False, font={"color": _GUIDE},
+                    text=f"no pairs for {axis}", showarrow=False, font={"color": _GUIDE},
                 )  # fmt: skip
         fig.update_yaxes(
             categoryorder="array", categoryarray=list(reversed(AXIS_NAMES)), row=r, col=1,
@@ -513,7 +521,9 @@ def slot_frequencies_figure(
     if context_length is not None:
         hi = max(hi, float(context_length))
     fig.update_xaxes(
-        type="log", exponentformat="power", range=[math.log10(lo) - 0.2, math.log10(hi) + 0.2]
+        type="log",
+        exponentformat="power",
+        range=[math.log10(lo) - 0.2, math.log10(hi) + 0.2],
     )
     fig.update_xaxes(title="wavelength 2π/θ_j (positions per turn)", row=len(names), col=1)
     fig.update_layout(legend={"orientation": "h", "y": 1.1, "x": 0})

@@ -11,7 +11,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.mrope import (
@@ -53,7 +53,6 @@ def test_segment_spans_counts_merged_tokens_in_order():
     assert segment_spans([("image", (1, 3, 3))], spatial_merge_size=1)[0].stop == 9
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     grids=st.lists(
         st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=4
@@ -168,7 +167,7 @@ def test_slot_frequencies_puts_each_slot_on_its_axis_at_its_wavelength():
     assert list(w_trace.customdata) == [3]
     # one legend entry per axis, even though the second layout has no t slot
     legend = [t.name for t in fig.data if t.showlegend is not False and t.mode == "markers"]
-    assert legend == ["t slots", "h slots", "w slots"]
+    assert legend == ["t pairs", "h pairs", "w pairs"]
     assert h_trace.x[1] == pytest.approx(2 * math.pi / 0.01, rel=1e-3)
     assert set(h_trace.y) == {"h"}
     assert list(fig.data[3].x) == []  # the 2-D layout has no t slot ...
