@@ -27,16 +27,19 @@ from lib.embeddings import REAL_EMBEDDING_CONFIGS, embedding_table_bytes
 from lib.word2vec import TrainingHistory, Vocab, build_vocab
 
 __all__ = [
+    "DECODER_CONFIGS",
     "EOS",
     "MLPBlock",
     "TinyLM",
     "count_parameters",
+    "decoder_parameters",
     "lm_head_parameters",
     "lm_loss",
     "params_saved_by_tying",
     "tokens_from_sentences",
     "train_lm",
     "tying_table",
+    "vocabulary_share_table",
 ]
 
 #: The end-of-sentence token appended by :func:`tokens_from_sentences`.
@@ -198,6 +201,115 @@ def tying_table(dtype: str = "bfloat16") -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+#: Decoder-only models of two families, from each model's ``config.json`` on the Hugging Face Hub
+#: (``source``). Llama: no biases; Qwen2.5: biases on the q, k, v projections (``attention_bias``).
+#: ``tie_word_embeddings``: what the published model does. :func:`decoder_parameters` counts them.
+DECODER_CONFIGS: dict[str, dict[str, object]] = {
+    "Qwen2.5-0.5B": {"vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864,
+                     "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
+                     "attention_bias": True, "tie_word_embeddings": True,
+                     "source": "Qwen/Qwen2.5-0.5B"},
+    "Llama-3.2-1B": {"vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 8192,
+                     "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+                     "attention_bias": False, "tie_word_embeddings": True,
+                     "source": "meta-llama/Llama-3.2-1B"},
+    "Qwen2.5-1.5B": {"vocab_size": 151936, "hidden_size": 1536, "intermediate_size": 8960,
+                     "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2,
+                     "attention_bias": True, "tie_word_embeddings": True,
+                     "source": "Qwen/Qwen2.5-1.5B"},
+    "Qwen2.5-3B": {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 11008,
+                   "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
+                   "attention_bias": True, "tie_word_embeddings": True,
+                   "source": "Qwen/Qwen2.5-3B"},
+    "Llama-3.2-3B": {"vocab_size": 128256, "hidden_size": 3072, "intermediate_size": 8192,
+                     "num_hidden_layers": 28, "num_attention_heads": 24, "num_key_value_heads": 8,
+                     "attention_bias": False, "tie_word_embeddings": True,
+                     "source": "meta-llama/Llama-3.2-3B"},
+    "Qwen2.5-7B": {"vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944,
+                   "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+                   "attention_bias": True, "tie_word_embeddings": False,
+                   "source": "Qwen/Qwen2.5-7B"},
+    "Llama-3-8B": {"vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336,
+                   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                   "attention_bias": False, "tie_word_embeddings": False,
+                   "source": "meta-llama/Meta-Llama-3-8B"},
+    "Llama-3-70B": {"vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672,
+                    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+                    "attention_bias": False, "tie_word_embeddings": False,
+                    "source": "meta-llama/Meta-Llama-3-70B"},
+    "Qwen2.5-72B": {"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568,
+                    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+                    "attention_bias": True, "tie_word_embeddings": False,
+                    "source": "Qwen/Qwen2.5-72B"},
+}  # fmt: skip
+
+
+def decoder_parameters(
+    config: str | Mapping[str, object], *, tied: bool | None = None
+) -> dict[str, int]:
+    """Parameter count of a Llama-style decoder from its config, split into body and vocabulary.
+
+    Per layer: q and o projections ``d × n_h d_h`` each, k and v ``d × n_kv d_h`` each (grouped-query
+    attention, Ainslie et al. 2023, arXiv 2305.13245), biases on q, k, v if ``attention_bias``, a
+    gated MLP of three ``d × d_ff`` matrices, two RMSNorm vectors of ``d``; then a final norm. The
+    vocabulary part is ``V·d`` (tied) or ``2·V·d`` (untied), with ``d_h = d / n_h``.
+
+    Args:
+        config: a key of :data:`DECODER_CONFIGS` or a mapping with the same keys.
+        tied: count with a tied (True) or untied (False) head; None: as the model was published.
+
+    Returns:
+        ``{"body", "vocab", "total"}`` parameter counts.
+
+    Raises:
+        KeyError: an unknown model name. TypeError: ``tied`` is not a bool or None.
+    """
+    c = DECODER_CONFIGS[config] if isinstance(config, str) else config
+    if tied is not None and not isinstance(tied, bool):
+        raise TypeError(f"tied must be a bool or None, got {type(tied).__name__}")
+    if tied is None:
+        tied = bool(c["tie_word_embeddings"])
+    d, n_h, n_kv = (
+        int(c["hidden_size"]),
+        int(c["num_attention_heads"]),
+        int(c["num_key_value_heads"]),
+    )
+    d_h = d // n_h
+    attention = 2 * d * n_h * d_h + 2 * d * n_kv * d_h
+    if c.get("attention_bias"):
+        attention += n_h * d_h + 2 * n_kv * d_h
+    mlp = 3 * d * int(c["intermediate_size"])
+    body = int(c["num_hidden_layers"]) * (attention + mlp + 2 * d) + d
+    vocab = int(c["vocab_size"]) * d * (1 if tied else 2)
+    return {"body": body, "vocab": vocab, "total": body + vocab}
+
+
+def vocabulary_share_table() -> list[dict[str, object]]:
+    """One row per model of :data:`DECODER_CONFIGS`, smallest first: the vocabulary's share, tied or not.
+
+    Keys: ``model``, ``tie_word_embeddings`` (published), ``total_tied``, ``total_untied``,
+    ``body`` and ``vocab_params`` (``V·d``, one matrix), ``share_tied`` = ``V·d / total_tied`` and
+    ``share_untied`` = ``2·V·d / total_untied``, ``source``.
+    """
+    rows = []
+    for name, config in DECODER_CONFIGS.items():
+        tied, untied = decoder_parameters(name, tied=True), decoder_parameters(name, tied=False)
+        rows.append(
+            {
+                "model": name,
+                "tie_word_embeddings": bool(config["tie_word_embeddings"]),
+                "body": tied["body"],
+                "vocab_params": tied["vocab"],
+                "total_tied": tied["total"],
+                "total_untied": untied["total"],
+                "share_tied": tied["vocab"] / tied["total"],
+                "share_untied": untied["vocab"] / untied["total"],
+                "source": config["source"],
+            }
+        )
+    return sorted(rows, key=lambda r: r["total_tied"])
 
 
 # --- data and training -------------------------------------------------------------------------

@@ -4,120 +4,129 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
+from unittest import mock
 
 import torch
 from torch import nn
 
-from lib.embeddings import REAL_EMBEDDING_CONFIGS, embedding_table_bytes
-from lib.exercises import exercise
-from lib.tiny_lm import TinyLM, count_parameters
+from lib.exercises import ExerciseFailed, exercise, require
+from lib.tiny_lm import TinyLM, count_parameters, decoder_parameters
 
 CHAPTER = "04_weight_tying"
 
-
-def _gemma_saved_bytes() -> int:
-    """Bytes of the head Gemma 2 2B does not store: V · d · 2 B in bfloat16 (it ties)."""
-    config = REAL_EMBEDDING_CONFIGS["Gemma-2-2B"]
-    return embedding_table_bytes(config["vocab_size"], config["hidden_size"], "bfloat16")
+#: The model of the "half the parameters" exercise.
+HALF_MODEL = "Llama-3.2-1B"
 
 
-def _gemma_params() -> int:
-    config = REAL_EMBEDDING_CONFIGS["Gemma-2-2B"]
-    return config["vocab_size"] * config["hidden_size"]
+def _half_vocab() -> int:
+    """The vocabulary size V at which an untied embedding + head is half of HALF_MODEL's parameters.
 
-
-@exercise(
-    "ch04-gemma-bytes",
-    chapter=CHAPTER,
-    wrong_answers=lambda: [
-        _gemma_params(),
-        2 * _gemma_saved_bytes(),
-        _gemma_saved_bytes() // 2,
-        _gemma_saved_bytes() / 2**30,
-        "1179648000",
-    ],
-)
-def check_gemma_bytes(answer: int) -> None:
-    """Bytes that tying saves for Gemma 2 2B stored in bfloat16 (an exact int)."""
-    assert isinstance(answer, numbers.Integral) and not isinstance(answer, bool), (
-        f"answer must be an int (a number of bytes), got {type(answer).__name__} {answer!r}"
-    )
-    answer = int(answer)
-    right, params = _gemma_saved_bytes(), _gemma_params()
-    if answer == right:
-        return
-    if answer == params:
-        raise AssertionError(
-            "that is the number of parameters of the head, V·d; each one takes 2 bytes in bfloat16"
-        )
-    if answer == 2 * right:
-        raise AssertionError(
-            "tying saves one [V, d] matrix, not two: the embedding is still stored (or you used "
-            "4 bytes per value, float32's size)"
-        )
-    if answer == right // 2:
-        raise AssertionError("bfloat16 takes 2 bytes per value, not 1")
-    raise AssertionError(
-        f"{answer:,} bytes is not it: the head that tying removes is vocab_size × hidden_size "
-        "values, each 2 bytes in bfloat16 (read both sizes from REAL_EMBEDDING_CONFIGS)"
-    )
-
-
-def _copy_values(model: TinyLM) -> None:
-    with torch.no_grad():
-        model.lm_head.weight.copy_(model.embed.weight)
-
-
-def _new_parameter(model: TinyLM) -> None:
-    model.lm_head.weight = nn.Parameter(model.embed.weight.detach().clone())
+    2·V·d = body + 2·V·d − 2·V·d ... i.e. 2·V·d / (body + 2·V·d) = 1/2  <=>  V = body / (2·d).
+    """
+    body = decoder_parameters(HALF_MODEL)["body"]
+    d = 2048  # Llama 3.2 1B's hidden_size
+    return round(body / (2 * d))
 
 
 @exercise(
-    "ch04-tie",
+    "ch04-half-vocab",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        _copy_values,
-        _new_parameter,
-        lambda model: model,
-        lambda model: setattr(model, "tie_weights", True),
-        "model.lm_head.weight = model.embed.weight",
+        2 * _half_vocab(),  # tied: V·d = body
+        _half_vocab() // 2,
+        128256,
+        0.5,
+        "237,584",
     ],
+    right_answer=_half_vocab,
 )
-def check_tie(answer: Callable[[TinyLM], object]) -> None:
-    """``answer(model)`` must tie an untied TinyLM in place: one Parameter serves both uses."""
-    assert callable(answer), f"answer must be a function tie(model), got {type(answer).__name__}"
-    model = TinyLM(11, 6, tie_weights=False, n_layers=1, seed=3)
-    before = count_parameters(model)
-    answer(model)
-    embed, head = model.embed.weight, model.lm_head.weight
-    assert isinstance(head, nn.Parameter) and isinstance(embed, nn.Parameter), (
-        "both model.embed.weight and model.lm_head.weight must stay nn.Parameters"
+def check_half_vocab(answer: int) -> None:
+    """V at which an untied embedding + head would be half of Llama 3.2 1B's parameters."""
+    require(
+        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+        f"answer must be an int (a vocabulary size), got {type(answer).__name__} {answer!r}",
     )
-    if head is not embed:
-        if head.data_ptr() == embed.data_ptr():
-            raise AssertionError(
-                "the two share storage but are two Parameter objects: the optimizer would see two "
-                "parameters. Assign the Parameter itself: model.lm_head.weight = model.embed.weight"
-            )
-        if torch.equal(head.detach(), embed.detach()):
-            raise AssertionError(
-                "the head now holds a copy of the embedding's values, but it is still a separate "
-                "matrix: the first optimizer step makes them differ again. Make both attributes "
-                "the same Parameter object"
-            )
-        raise AssertionError(
-            "model.lm_head.weight is not model.embed.weight: tying means one Parameter, used twice"
+    right = _half_vocab()
+    if abs(int(answer) - 2 * right) <= 1:
+        raise ExerciseFailed(
+            "that is the size at which a *tied* table (V·d) equals the body; the question is about "
+            "an untied model, whose vocabulary costs 2·V·d"
         )
-    assert count_parameters(model) == before - 11 * 6, (
-        "after tying, the model should count V·d fewer parameters"
+    require(
+        abs(int(answer) - right) <= 1,
+        f"{int(answer):,} is not it: the body (everything but embedding and head) does not depend "
+        "on V; solve 2·V·d / (body + 2·V·d) = 1/2 for V, with body from decoder_parameters",
     )
-    ids = torch.tensor([[0, 3, 10, 7]])
-    with torch.no_grad():
-        torch.testing.assert_close(model(ids), model.hidden(ids) @ embed.T)
+
+
+def _equivalent(make_optimizer: Callable, steps: int = 5) -> bool:
+    """Does a `.data`-shared pair train like true tying under this optimizer (to 1e-6)?"""
+    results = []
+    for how in ("tied", ".data"):
+        m = TinyLM(12, 8, tie_weights=False, seed=0)
+        if how == "tied":
+            m.lm_head.weight = m.embed.weight
+        else:
+            m.lm_head.weight.data = m.embed.weight.data
+        optimizer = make_optimizer(m.parameters())
+        batch = torch.tensor([[1, 2, 3, 4, 1, 5], [6, 7, 8, 9, 1, 10]])
+        for _ in range(steps):
+            optimizer.zero_grad()
+            logits = m(batch[:, :-1])
+            loss = nn.functional.cross_entropy(logits.reshape(-1, 12), batch[:, 1:].reshape(-1))
+            loss.backward()
+            optimizer.step()
+        results.append(m.embed.weight.detach().clone())
+    return bool((results[0] - results[1]).abs().max() < 1e-6)
+
+
+#: The optimizers of the `.data` exercise.
+SHARE_OPTIMIZERS: dict[str, Callable] = {
+    "SGD, momentum 0.9": lambda p: torch.optim.SGD(p, lr=0.5, momentum=0.9),
+    "SGD, weight decay 0.1": lambda p: torch.optim.SGD(p, lr=0.5, weight_decay=0.1),
+    "Adagrad": lambda p: torch.optim.Adagrad(p, lr=0.1),
+}
+
+
+def _share_answers() -> dict[str, bool]:
+    return {name: _equivalent(make) for name, make in SHARE_OPTIMIZERS.items()}
+
+
+@exercise(
+    "ch04-data-sharing",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        dict.fromkeys(SHARE_OPTIMIZERS, True),
+        dict.fromkeys(SHARE_OPTIMIZERS, False),
+        {name: not v for name, v in _share_answers().items()},
+        list(_share_answers().values()),
+    ],
+    right_answer=_share_answers,
+)
+def check_data_sharing(answer: dict[str, bool]) -> None:
+    """For each optimizer of SHARE_OPTIMIZERS: does `.data` sharing train like true tying?"""
+    require(
+        isinstance(answer, dict) and set(answer) == set(SHARE_OPTIMIZERS),
+        f"answer must be a dict with the keys {sorted(SHARE_OPTIMIZERS)} and bool values",
+    )
+    require(all(isinstance(v, bool) for v in answer.values()), "every value must be True or False")
+    right = _share_answers()
+    wrong = sorted(name for name in right if answer[name] != right[name])
+    require(
+        not wrong,
+        f"not right for {wrong}: run both versions (true tying and .data sharing) for a few steps "
+        "with each optimizer and compare the tables; think about which updates are linear in the "
+        "gradient and which apply something per parameter",
+    )
 
 
 def _tiny_lm_cases() -> list[tuple[int, int, int, bool]]:
     return [(v, d, n, t) for v, d in ((7, 4), (50, 8)) for n in (0, 1, 3) for t in (True, False)]
+
+
+def _formula(v: int, d: int, n: int, tied: bool) -> int:
+    block = 2 * d + (d * 4 * d + 4 * d) + (4 * d * d + d)  # LayerNorm, fc_in, fc_out
+    return v * d * (1 if tied else 2) + n * block + 2 * d
 
 
 def _formula_ignoring_tying(v: int, d: int, n: int, tied: bool) -> int:
@@ -129,6 +138,14 @@ def _formula_without_biases(v: int, d: int, n: int, tied: bool) -> int:
     return v * d * (1 if tied else 2) + n * (2 * d + 8 * d * d) + 2 * d
 
 
+class _BuiltAModule(RuntimeError):
+    """Raised when a reader's formula builds a module while the checker forbids it."""
+
+
+def _forbid(*_: object, **__: object) -> None:
+    raise _BuiltAModule("built a module")
+
+
 @exercise(
     "ch04-count",
     chapter=CHAPTER,
@@ -136,31 +153,39 @@ def _formula_without_biases(v: int, d: int, n: int, tied: bool) -> int:
         _formula_ignoring_tying,
         _formula_without_biases,
         lambda v, d, n, tied: v * d * (1 if tied else 2),
-        lambda v, d, n, tied: count_parameters(
-            TinyLM(v, d, tie_weights=tied, n_layers=n), count_shared_once=False
-        ),
+        lambda v, d, n, tied: count_parameters(TinyLM(v, d, tie_weights=tied, n_layers=n)),
         12345,
     ],
+    right_answer=lambda: _formula,
 )
 def check_count(answer: Callable[[int, int, int, bool], int]) -> None:
-    """``answer(V, d, n_layers, tied)`` must give TinyLM's parameter count (d_hidden = 4d)."""
-    assert callable(answer), (
-        f"answer must be a function n_params(V, d, n_layers, tied), got {type(answer).__name__}"
+    """``answer(V, d, n_layers, tied)`` must give TinyLM's parameter count without building it."""
+    require(
+        callable(answer),
+        f"answer must be a function n_params(V, d, n_layers, tied), got {type(answer).__name__}",
     )
     for v, d, n, tied in _tiny_lm_cases():
-        got = answer(v, d, n, tied)
         want = count_parameters(TinyLM(v, d, tie_weights=tied, n_layers=n))
-        assert isinstance(got, numbers.Integral) and not isinstance(got, bool), (
-            f"n_params must return an int, got {type(got).__name__} for V={v}, d={d}"
+        try:
+            with mock.patch.object(nn.Module, "__init__", _forbid):
+                got = answer(v, d, n, tied)
+        except _BuiltAModule:
+            raise ExerciseFailed(
+                "n_params built a module (a TinyLM, a layer, ...); the exercise asks for a formula "
+                "that needs no model: count the entries of each weight and bias by hand"
+            ) from None
+        require(
+            isinstance(got, numbers.Integral) and not isinstance(got, bool),
+            f"n_params must return an int, got {type(got).__name__} for V={v}, d={d}",
         )
         if got == want:
             continue
         if tied and got == want + v * d:
-            raise AssertionError(
+            raise ExerciseFailed(
                 f"for a tied model (V={v}, d={d}) you counted the head's V·d = {v * d} as well; "
                 "a tied head has no parameters of its own"
             )
-        raise AssertionError(
+        raise ExerciseFailed(
             f"V={v}, d={d}, n_layers={n}, tied={tied}: got {got:,}, the model has {want:,}. "
             "Count every piece: embedding V·d; each block has a LayerNorm (2d), fc_in (d·4d + 4d) "
             "and fc_out (4d·d + d); the final LayerNorm 2d; the head V·d only if untied"

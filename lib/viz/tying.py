@@ -23,9 +23,9 @@ import torch
 
 from lib._checks import check_choice, check_floating, check_int, check_positive_int
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes
-from lib.viz.core import OKABE_ITO, apply_theme, rounded
+from lib.viz.core import OKABE_ITO, apply_theme, rounded, slider_figure
 
-__all__ = ["gradient_split_bars", "loss_curves", "tying_bars"]
+__all__ = ["gradient_split_bars", "loss_curves", "tying_bars", "vocabulary_share_slider"]
 
 #: Colours: the input embedding (blue), a separate LM head (orange), their sum (green).
 EMBED_COLOUR, HEAD_COLOUR, SUM_COLOUR = OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2]
@@ -349,4 +349,63 @@ def loss_curves(
         height=440,
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
     )
+    return apply_theme(fig, caption=caption, alt=alt)
+
+
+def vocabulary_share_slider(
+    rows: Sequence[Mapping[str, object]],
+    *,
+    caption: str | None = None,
+    alt: str | None = None,
+    active: int = 0,
+) -> go.Figure:
+    """Where a model's parameters sit, tied and untied, one model per slider step.
+
+    Each step shows two stacked horizontal bars that add up to 100 % of the model's parameters:
+    the body (grey), the input embedding (blue) and, untied, the LM head (orange). ``rows`` are
+    those of :func:`lib.tiny_lm.vocabulary_share_table` (keys ``model``, ``body``,
+    ``vocab_params``, ``total_tied``, ``total_untied``, ``tie_word_embeddings``).
+
+    Raises:
+        ValueError: ``rows`` is empty, or ``active`` is out of range.
+    """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows must hold at least one model")
+    active = check_int("active", active)
+    labels, steps, titles = [], [], []
+    layouts = ("untied", "tied")
+    for r in rows:
+        body, vocab = float(r["body"]), float(r["vocab_params"])
+        totals = {"tied": float(r["total_tied"]), "untied": float(r["total_untied"])}
+        parts = {
+            "body (layers)": ([body / totals[k] for k in layouts], OKABE_ITO[7]),
+            "input embedding": ([vocab / totals[k] for k in layouts], EMBED_COLOUR),
+            "LM head": ([vocab / totals["untied"], 0.0], HEAD_COLOUR),
+        }
+        published = "tied" if r["tie_word_embeddings"] else "untied"
+        ylabels = [f"{k} ★" if k == published else k for k in layouts]
+        group = [
+            go.Bar(
+                x=rounded(100 * np.asarray(shares), 4).tolist(),
+                y=ylabels,
+                orientation="h",
+                name=part,
+                marker={"color": colour},
+                hovertemplate="%{y}: " + part + " %{x:.1f}%<extra></extra>",
+            )
+            for part, (shares, colour) in parts.items()
+        ]
+        steps.append(group)
+        labels.append(str(r["model"]))
+        share_t, share_u = vocab / totals["tied"], 2 * vocab / totals["untied"]
+        titles.append(
+            f"{r['model']} ({totals[published] / 1e9:.2f} B parameters as published): embedding and "
+            f"head {share_t:.1%} of all tied, {share_u:.1%} untied"
+        )
+    if not 0 <= active < len(rows):
+        raise ValueError(f"active must be in [0, {len(rows) - 1}], got {active}")
+    fig = slider_figure(steps, labels, prefix="model: ", active=active, step_titles=titles)
+    fig.update_layout(barmode="stack", height=360, legend={"orientation": "h", "y": -0.25})
+    fig.update_xaxes(title="share of all parameters (%)", range=[0, 100])
     return apply_theme(fig, caption=caption, alt=alt)

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.core import OKABE_ITO
@@ -78,7 +78,6 @@ def test_tying_bars_hover_names_source_and_exact_counts():
     assert fig.data[0].customdata[0][1] == "org/small"
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     v=st.integers(1, 300_000), d=st.integers(1, 10_000), tie=st.sampled_from([True, False, None])
 )
@@ -171,7 +170,6 @@ def test_loss_curves_block_means_by_hand():
     assert fig.layout.height == 440
 
 
-@settings(max_examples=30, deadline=None)
 @given(losses=st.lists(st.floats(0.1, 10.0), min_size=1, max_size=60), block=st.integers(1, 10))
 def test_loss_curves_points_are_block_means(losses, block):
     if len(losses) < block:
@@ -196,3 +194,24 @@ def test_loss_curves_errors():
         loss_curves({"a": [1.0, 2.0]}, digits=0)
     with pytest.raises(ValueError, match="at least block"):
         loss_curves({"a": np.ones(3)}, block=4)
+
+
+def test_vocabulary_share_slider_bars_add_up_to_100() -> None:
+    from lib.viz.tying import vocabulary_share_slider
+
+    rows = [
+        {"model": "a", "body": 300, "vocab_params": 100, "total_tied": 400, "total_untied": 500,
+         "tie_word_embeddings": True},
+        {"model": "b", "body": 900, "vocab_params": 100, "total_tied": 1000, "total_untied": 1100,
+         "tie_word_embeddings": False},
+    ]  # fmt: skip
+    fig = vocabulary_share_slider(rows, caption="c", alt="a")
+    assert len(fig.data) == 2 * 3 and len(fig.layout.sliders[0].steps) == 2
+    body, embed, head = fig.data[:3]  # model "a": bars [untied, tied]
+    assert list(body.x) == [60.0, 75.0] and list(embed.x) == [20.0, 25.0]
+    assert list(head.x) == [20.0, 0.0]
+    assert body.y[1] == "tied ★" and fig.data[3].y[0] == "untied ★"
+    with pytest.raises(ValueError, match="active"):
+        vocabulary_share_slider(rows, active=2)
+    with pytest.raises(ValueError, match="rows"):
+        vocabulary_share_slider([])
