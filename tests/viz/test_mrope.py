@@ -171,7 +171,7 @@ def test_slot_frequencies_puts_each_slot_on_its_axis_at_its_wavelength():
     assert h_trace.x[1] == pytest.approx(2 * math.pi / 0.01, rel=1e-3)
     assert set(h_trace.y) == {"h"}
     assert list(fig.data[3].x) == []  # the 2-D layout has no t slot ...
-    assert any("no slots for t" in a.text for a in fig.layout.annotations)  # ... and says so
+    assert any("no pairs for t" in a.text for a in fig.layout.annotations)  # ... and says so
     ref = fig.data[6]
     assert list(ref.x) == [100.0, 100.0]
     assert fig.layout.xaxis.type == "log"
