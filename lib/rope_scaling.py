@@ -14,7 +14,7 @@ names (``transformers.modeling_rope_utils``, checked against transformers 5.24):
 ``"yarn"``      YaRN: per-pair blend of interpolation and extrapolation by a linear ramp, plus an
                 attention temperature (Peng et al. 2023, arXiv:2309.00071).
 ``"longrope"``  LongRoPE: searched per-pair rescale factors (Ding et al. 2024, arXiv:2402.13753).
-``"llama3"``    Llama 3.1's frequency-dependent scaling (Llama Team 2024, arXiv:2407.21783).
+``"llama3"``    Llama 3.1's frequency-dependent scaling (Meta's released llama-models code).
 ==============  ===============================================================================
 
 ``inv_freq`` is ``[d_head // 2]`` float32 (computed in float64, rounded once; transformers computes
@@ -349,8 +349,11 @@ def llama3_scaling(
 ) -> ScalingResult:
     """Llama 3.1's scaling: long wavelengths interpolated, short ones kept, smooth in between.
 
-    Equations (Llama Team 2024, arXiv:2407.21783; Meta's ``apply_scaling`` in llama-models;
-    transformers ``_compute_llama3_parameters``), with λ_i = 2π/θ_i and L = original length:
+    Equations from Meta's released Llama 3.1 reference code (``apply_scaling``, "values obtained
+    from grid search"; GitHub meta-llama/llama-models) and transformers
+    ``_compute_llama3_parameters``;
+    the Llama 3 paper (Llama Team 2024, arXiv:2407.21783) describes the long-context training but
+    does not give these equations. With λ_i = 2π/θ_i and L = original length:
 
     - λ_i < L / high_freq_factor (high frequency): θ'_i = θ_i;
     - λ_i > L / low_freq_factor (low frequency): θ'_i = θ_i / factor;
