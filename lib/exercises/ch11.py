@@ -1,9 +1,11 @@
-"""Exercise checkers for chapter 11, ALiBi (Press, Smith & Lewis 2022, arXiv 2108.12409).
+"""Exercise checkers for chapter 11, relative position biases and ALiBi (Press et al. 2022).
 
 - ``alibi-slopes-24``: the slopes of a 24-head model (not a power of two).
 - ``alibi-nearest-share``: the share of attention a head puts on the query's own position when every
   raw score is equal.
 - ``alibi-bloom-to-relative``: turn BLOOM's key-only bias into the paper's causal relative bias.
+- ``t5-buckets-by-hand``: T5's relative-position buckets (Raffel et al. 2020, arXiv 1910.10683)
+  without calling ``t5_relative_position_bucket``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 
 from lib.alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
 from lib.exercises import ExerciseFailed, exercise, require
+from lib.relative import t5_relative_position_bucket
 
 CHAPTER = "11_alibi"
 
@@ -199,4 +202,88 @@ def check_bloom_to_relative(answer: object) -> None:
     require(
         torch.allclose(lower_got, lower_right, atol=1e-6),
         "the entries j <= i should be -m_h·(i - j), with slopes from alibi_slopes(4)",
+    )
+
+
+# ---------------------------------------------------------------- 4. T5 buckets by hand
+
+BUCKET_NUM = 16
+BUCKET_MAX_DISTANCE = 40
+BUCKET_OFFSETS = (-100, 100)
+
+
+def _bucket_offsets() -> torch.Tensor:
+    return torch.arange(BUCKET_OFFSETS[0], BUCKET_OFFSETS[1] + 1)
+
+
+def _buckets_right() -> torch.Tensor:
+    return t5_relative_position_bucket(
+        _bucket_offsets(),
+        bidirectional=True,
+        num_buckets=BUCKET_NUM,
+        max_distance=BUCKET_MAX_DISTANCE,
+    )
+
+
+def _buckets_wrong() -> list:
+    rel = _bucket_offsets()
+    return [
+        rel.clamp(-7, 7) + 7,  # Shaw-style clipping, no log buckets
+        t5_relative_position_bucket(  # decoder buckets
+            rel, bidirectional=False, num_buckets=BUCKET_NUM, max_distance=BUCKET_MAX_DISTANCE
+        ),
+        t5_relative_position_bucket(-rel, num_buckets=BUCKET_NUM, max_distance=BUCKET_MAX_DISTANCE),
+        _buckets_right()[:100].clone(),
+        _buckets_right().float(),
+    ]
+
+
+@exercise(
+    "t5-buckets-by-hand",
+    chapter=CHAPTER,
+    wrong_answers=_buckets_wrong,
+    right_answer=_buckets_right,
+)
+def check_t5_buckets(answer: object) -> None:
+    """``answer``: int tensor ``[201]``, T5 encoder buckets of offsets −100..100 (16 buckets, 40)."""
+    require(
+        isinstance(answer, torch.Tensor)
+        and not answer.is_floating_point()
+        and not answer.is_complex()
+        and answer.dtype != torch.bool,
+        f"expected an integer tensor of buckets, got {type(answer).__name__} "
+        f"{getattr(answer, 'dtype', '')}",
+    )
+    right = _buckets_right()
+    require(
+        tuple(answer.shape) == tuple(right.shape),
+        f"expected one bucket per offset, shape {list(right.shape)}, got {list(answer.shape)}",
+    )
+    got = answer.detach().to(torch.int64).cpu()
+    if torch.equal(got, right):
+        return
+    rel = _bucket_offsets()
+    decoder = t5_relative_position_bucket(
+        rel, bidirectional=False, num_buckets=BUCKET_NUM, max_distance=BUCKET_MAX_DISTANCE
+    )
+    require(
+        not torch.equal(got, decoder),
+        "these are decoder buckets; an encoder gives half the buckets to each direction and "
+        "adds num_buckets/2 for keys after the query (j − i > 0)",
+    )
+    flipped = t5_relative_position_bucket(
+        -rel, num_buckets=BUCKET_NUM, max_distance=BUCKET_MAX_DISTANCE
+    )
+    require(
+        not torch.equal(got, flipped),
+        "the two directions are swapped: the upper half of the buckets is for j − i > 0",
+    )
+    near = rel.abs() < BUCKET_NUM // 4
+    require(
+        torch.equal(got[near], right[near]),
+        "small offsets (|j − i| < num_buckets/4 = 4) get their own exact bucket each",
+    )
+    raise ExerciseFailed(
+        "the exact buckets are right but the log-spaced ones are not: bucket = n/2 + "
+        "⌊ln(r / (n/2)) / ln(max_distance / (n/2)) · n/2⌋, capped at n − 1, with n = 8"
     )
