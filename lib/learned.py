@@ -16,24 +16,33 @@ import torch.nn.functional as F
 from torch import nn
 
 from lib._checks import (
+    check_fits,
     check_int,
     check_integer_tensor,
     check_ndim,
     check_positive_float,
     check_positive_int,
+    values_checkable,
 )
 
 __all__ = ["LearnedPositionalEmbedding", "TokenAndPositionEmbedding", "position_ids"]
 
-#: GPT-2's and BERT's ``initializer_range``: embedding tables start as N(0, 0.02²).
+#: Hugging Face's ``initializer_range`` for GPT-2 and BERT: embedding tables start as N(0, 0.02²).
+#: (OpenAI's GPT-2 code draws ``wpe`` with std 0.01 and ``wte`` with 0.02; BERT's code uses a
+#: normal truncated at two standard deviations, std 0.02.)
 DEFAULT_INIT_STD = 0.02
 
 
 def _check_index_range(
     name: str, index: torch.Tensor, size: int, what: str, size_name: str
 ) -> None:
-    """Raise ``ValueError`` if some entry of ``index`` is outside ``0 .. size-1``."""
-    if index.numel() == 0:
+    """Raise ``ValueError`` if some entry of ``index`` is outside ``0 .. size-1``.
+
+    A value check, so CPU only (:func:`lib._checks.values_checkable`): a meta tensor has no values,
+    and reading a CUDA tensor's range would wait for the device on every call (there an index out
+    of range still fails, inside ``F.embedding``).
+    """
+    if index.numel() == 0 or not values_checkable(index):
         return
     lowest, highest = int(index.min()), int(index.max())
     if lowest < 0:
@@ -81,9 +90,10 @@ class LearnedPositionalEmbedding(nn.Module):
     """A trainable table of absolute position vectors, ``forward(positions) = P[positions]``.
 
     ``P ∈ R^{max_len × d_model}`` is GPT-2's ``wpe`` / BERT's ``position_embeddings``
-    (Radford et al. 2019; Devlin et al. 2019, arXiv 1810.04805). It is initialised like GPT-2 and
-    BERT, ``P ~ N(0, init_std²)`` with ``init_std = 0.02`` (their ``initializer_range``), not
-    PyTorch's ``nn.Embedding`` default N(0, 1).
+    (Radford et al. 2019; Devlin et al. 2019, arXiv 1810.04805). It is initialised like Hugging
+    Face's GPT-2 and BERT, ``P ~ N(0, init_std²)`` with ``init_std = 0.02`` (their
+    ``initializer_range``), not PyTorch's ``nn.Embedding`` default N(0, 1). (OpenAI's GPT-2 code
+    used std 0.01 for ``wpe``; BERT's code a normal truncated at two standard deviations.)
 
     Args:
         max_len: number of rows, i.e. the longest sequence the model can read
@@ -105,6 +115,11 @@ class LearnedPositionalEmbedding(nn.Module):
         self.max_len = check_positive_int("max_len", max_len)
         self.d_model = check_positive_int("d_model", d_model)
         self.init_std = check_positive_float("init_std", init_std)
+        check_fits(
+            f"max_len={self.max_len}, d_model={self.d_model}",
+            (self.max_len, self.d_model),
+            torch.get_default_dtype(),
+        )
         self.weight = nn.Parameter(torch.empty(self.max_len, self.d_model))  # [max_len, d_model]
         self.reset_parameters()
 
@@ -128,7 +143,7 @@ class TokenAndPositionEmbedding(nn.Module):
 
     ``h[..., t, :] = wte[input_ids[..., t]] + wpe[offset + t]`` (Radford et al. 2019, GPT-2;
     Devlin et al. 2019, BERT, arXiv 1810.04805, without BERT's segment embedding and LayerNorm).
-    Both tables start as N(0, init_std²), ``init_std = 0.02`` like GPT-2.
+    Both tables start as N(0, init_std²), ``init_std = 0.02`` like Hugging Face's GPT-2.
 
     Args:
         vocab_size: number of token ids, an int >= 1.
@@ -152,6 +167,11 @@ class TokenAndPositionEmbedding(nn.Module):
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
         self.d_model = check_positive_int("d_model", d_model)
         init_std = check_positive_float("init_std", init_std)
+        check_fits(
+            f"vocab_size={self.vocab_size}, d_model={self.d_model}",
+            (self.vocab_size, self.d_model),
+            torch.get_default_dtype(),
+        )
         self.wte = nn.Embedding(self.vocab_size, self.d_model)  # [vocab_size, d_model]
         nn.init.normal_(self.wte.weight, mean=0.0, std=init_std)
         self.wpe = LearnedPositionalEmbedding(max_len, self.d_model, init_std=init_std)

@@ -2,166 +2,181 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
+from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
 
-from lib.exercises import exercise
-from lib.learned import TokenAndPositionEmbedding
+from lib.exercises import exercise, require
 
 CHAPTER = "07_learned_positions"
 
-#: GPT-2 small's config (openai-community/gpt2, config.json): n_positions and n_embd.
-GPT2_N_POSITIONS, GPT2_N_EMBD = 1024, 768
-#: The document length of the exercise.
-DOCUMENT_TOKENS = 4096
+
+def _shape_text(got: object) -> str:
+    return str(list(got.shape)) if isinstance(got, torch.Tensor) else type(got).__name__
 
 
-def _extra_rows_params() -> int:
-    return (DOCUMENT_TOKENS - GPT2_N_POSITIONS) * GPT2_N_EMBD
+# --------------------------------------------------------------------------------------------------
+# 1. Position ids of packed sequences
+# --------------------------------------------------------------------------------------------------
 
 
-@exercise(
-    "ch07-extra-rows",
-    chapter=CHAPTER,
-    wrong_answers=lambda: [
-        DOCUMENT_TOKENS * GPT2_N_EMBD,
-        (DOCUMENT_TOKENS - GPT2_N_POSITIONS) * GPT2_N_EMBD * 4,
-        DOCUMENT_TOKENS - GPT2_N_POSITIONS,
-        (DOCUMENT_TOKENS - GPT2_N_POSITIONS + 1) * GPT2_N_EMBD,
-        float(_extra_rows_params()) + 0.5,
-    ],
-)
-def check_extra_rows(answer: int) -> None:
-    """New parameters GPT-2 small's position table needs to read 4,096 tokens at once."""
-    assert isinstance(answer, numbers.Integral) and not isinstance(answer, bool), (
-        f"answer must be an int (a number of parameters), got {type(answer).__name__} {answer!r}"
-    )
-    answer, right = int(answer), _extra_rows_params()
-    if answer == right:
-        return
-    if answer == DOCUMENT_TOKENS * GPT2_N_EMBD:
-        raise AssertionError(
-            f"that is the whole {DOCUMENT_TOKENS}-row table; the first {GPT2_N_POSITIONS} rows "
-            "already exist, only the missing ones are new"
-        )
-    if answer == right * 4:
-        raise AssertionError("count parameters, not float32 bytes")
-    if answer == DOCUMENT_TOKENS - GPT2_N_POSITIONS:
-        raise AssertionError(f"that is the number of new rows; each row has n_embd = {GPT2_N_EMBD}")
-    raise AssertionError(
-        f"{answer:,} is not it: positions 0 … {DOCUMENT_TOKENS - 1} need {DOCUMENT_TOKENS} rows, "
-        f"the table has n_positions = {GPT2_N_POSITIONS}, and every row holds n_embd = "
-        f"{GPT2_N_EMBD} parameters"
-    )
+def _packed_reference(lengths: list[int]) -> torch.Tensor:
+    return torch.cat([torch.arange(n) for n in lengths])
 
 
 @exercise(
-    "ch07-room",
+    "ch07-packed",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        lambda max_len, offset: max_len - offset - 1,
-        lambda max_len, offset: max_len - offset + 1,
-        lambda max_len, offset: max_len - offset,
-        lambda max_len, offset: max_len,
-        12,
+        lambda lengths: torch.arange(sum(lengths)),
+        lambda lengths: torch.cat([torch.arange(1, n + 1) for n in lengths]),
+        lambda lengths: torch.cat([torch.arange(n) for n in lengths[:1]]),
+        lambda lengths: [p for n in lengths for p in range(n)],
+        "0, 1, 2, 0, 1",
     ],
+    right_answer=lambda: _packed_reference,
 )
-def check_room(answer: Callable[[int, int], int]) -> None:
-    """``answer(max_len, offset)``: the most tokens that can still be embedded after ``offset``."""
-    assert callable(answer), (
-        f"answer must be a function room(max_len, offset), got {type(answer).__name__}"
+def check_packed(answer: Callable[[list[int]], torch.Tensor]) -> None:
+    """``answer(lengths)``: positions that restart at 0 at every packed document."""
+    require(
+        callable(answer),
+        f"answer must be a function packed_position_ids(lengths), got {type(answer).__name__}",
     )
-    for max_len, offset in ((512, 500), (8, 0), (8, 7), (8, 8), (1024, 1000), (16, 20)):
-        got = answer(max_len, offset)
-        want = max(max_len - offset, 0)
-        assert isinstance(got, numbers.Integral) and not isinstance(got, bool), (
-            f"room must return an int, got {type(got).__name__} for ({max_len}, {offset})"
+    for lengths in ([3, 2], [1], [5], [1, 1, 1], [4, 1, 6, 2], [128, 3, 60]):
+        got = answer(list(lengths))
+        want = _packed_reference(lengths)
+        require(
+            isinstance(got, torch.Tensor) and got.shape == want.shape,
+            f"for lengths {lengths} return a 1-D tensor of {sum(lengths)} ids, got "
+            f"{_shape_text(got)}",
         )
-        if got == want:
+        require(
+            not got.is_floating_point(),
+            f"position ids index a table: return an integer tensor, got {got.dtype}",
+        )
+        if torch.equal(got.long(), want):
             continue
-        if got == want - 1 and want > 0:
-            raise AssertionError(
-                f"room({max_len}, {offset}) = {got} is one short: positions {offset} … "
-                f"{max_len - 1} all have rows, that is {want} tokens"
-            )
-        if got == want + 1:
-            raise AssertionError(
-                f"room({max_len}, {offset}) = {got} is one too many: the last row is position "
-                f"{max_len - 1}, so position {offset + got - 1} does not exist"
-            )
-        if got < 0:
-            raise AssertionError(
-                f"room({max_len}, {offset}) = {got}: once the cache is past the table there is "
-                "no room at all (0), not a negative amount"
-            )
-        raise AssertionError(
-            f"room({max_len}, {offset}) should be {want}, got {got}; a chunk of T tokens at this "
-            f"offset needs positions {offset} … {offset} + T − 1, all below max_len"
+        require(
+            not torch.equal(got.long(), torch.arange(sum(lengths))),
+            f"for lengths {lengths} the ids run straight through; they must restart at 0 where "
+            "each new document begins",
         )
-    # the answer must agree with what the table accepts
-    layer = TokenAndPositionEmbedding(vocab_size=5, max_len=8, d_model=2)
-    fits = answer(8, 5)
-    layer(torch.zeros(1, fits, dtype=torch.long), offset=5)
+        require(
+            False,
+            f"for lengths {lengths} expected {want.tolist()[:12]}…, got {got.tolist()[:12]}…: "
+            "every document counts 0, 1, 2, … on its own",
+        )
 
 
-def _nearest(table: torch.Tensor, new_len: int) -> torch.Tensor:
-    return F.interpolate(table.T[None], size=new_len, mode="nearest")[0].T
+# --------------------------------------------------------------------------------------------------
+# 2. The next position of a left-padded batch
+# --------------------------------------------------------------------------------------------------
 
 
-def _unaligned(table: torch.Tensor, new_len: int) -> torch.Tensor:
-    return F.interpolate(table.T[None], size=new_len, mode="linear", align_corners=False)[0].T
-
-
-def _zero_pad(table: torch.Tensor, new_len: int) -> torch.Tensor:
-    return torch.cat([table, table.new_zeros(new_len - table.shape[0], table.shape[1])])
+def _left_padded(lengths: list[int], width: int) -> torch.Tensor:
+    mask = torch.zeros(len(lengths), width, dtype=torch.long)
+    for row, n in enumerate(lengths):
+        mask[row, width - n :] = 1
+    return mask
 
 
 @exercise(
-    "ch07-stretch",
+    "ch07-next-position",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        _nearest,
-        _unaligned,
-        _zero_pad,
-        lambda table, new_len: table,
-        "F.interpolate",
+        lambda mask: torch.full((mask.shape[0], 1), mask.shape[1]),
+        lambda mask: mask.long().sum(-1, keepdim=True) - 1,
+        lambda mask: (mask.long().cumsum(-1) - 1)[:, -1:],
+        lambda mask: mask.long().sum(-1),
+        "T",
     ],
+    right_answer=lambda: lambda mask: mask.long().sum(-1, keepdim=True),
 )
-def check_stretch(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
-    """``answer(table, new_len)``: linear interpolation of ``[L, d]`` to ``[new_len, d]``, ends kept.
-
-    Row ``j`` of the result sits at source position ``j · (L − 1) / (new_len − 1)``, between rows
-    ``⌊x⌋`` and ``⌊x⌋ + 1``, weighted by the fractional part: ``align_corners=True``.
-    """
-    assert callable(answer), (
-        f"answer must be a function stretch(table, new_len), got {type(answer).__name__}"
+def check_next_position(answer: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """``answer(attention_mask)``: ``[B, 1]`` positions of each row's next generated token."""
+    require(
+        callable(answer),
+        f"answer must be a function next_position_ids(attention_mask), got {type(answer).__name__}",
     )
-    generator = torch.Generator().manual_seed(7)
-    for length, d, new_len in ((4, 3, 7), (10, 2, 25), (6, 5, 6)):
-        table = torch.randn(length, d, generator=generator)
-        got = answer(table.clone(), new_len)
-        assert isinstance(got, torch.Tensor) and got.shape == (new_len, d), (
-            f"stretch must return a [new_len, d] = [{new_len}, {d}] tensor, got "
-            f"{list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}"
+    for lengths, width in (([4, 6], 6), ([1, 3, 2], 5), ([7], 7), ([2, 9, 5, 1], 9)):
+        mask = _left_padded(lengths, width)
+        got = answer(mask.clone())
+        want = torch.tensor(lengths)[:, None]
+        require(
+            isinstance(got, torch.Tensor) and got.shape == want.shape,
+            f"return a [B, 1] = {list(want.shape)} tensor, got {_shape_text(got)}",
         )
-        x = torch.arange(new_len, dtype=torch.float64) * (length - 1) / (new_len - 1)  # [new_len]
-        low = x.floor().long().clamp(max=length - 2)
-        frac = (x - low)[:, None]  # [new_len, 1]
-        want = (1 - frac) * table.double()[low] + frac * table.double()[low + 1]
-        if torch.allclose(got.double(), want, atol=1e-5, rtol=0):
+        if torch.equal(got.long(), want):
             continue
-        if not torch.allclose(got[0].double(), table[0].double(), atol=1e-6) or not torch.allclose(
-            got[-1].double(), table[-1].double(), atol=1e-6
-        ):
-            raise AssertionError(
-                "the first and last rows must stay exactly the old first and last rows "
-                "(align_corners=True): the stretched table spans the same positions, more finely"
+        if torch.equal(got.long(), torch.full_like(want, width)):
+            require(
+                False,
+                f"{width} is the width of the padded batch; a row with {min(lengths)} real tokens "
+                f"continues at position {min(lengths)}",
             )
-        raise AssertionError(
-            f"stretching a {length}-row table to {new_len} rows: row j must be the linear "
-            f"interpolation at source position j·({length}−1)/({new_len}−1), not a copy of the "
-            "nearest row"
+        require(
+            not torch.equal(got.long(), want - 1),
+            "that is the position of each row's last prompt token; the next token comes one "
+            "after it",
+        )
+        require(
+            False,
+            f"for a left-padded batch with {lengths} real tokens expected {want.flatten().tolist()}"
+            f", got {got.flatten().tolist()}",
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. RoBERTa's position ids (fairseq's convention)
+# --------------------------------------------------------------------------------------------------
+
+
+def _roberta_reference(input_ids: torch.Tensor, padding_idx: int) -> torch.Tensor:
+    return RobertaEmbeddings.create_position_ids_from_input_ids(input_ids, padding_idx)
+
+
+@exercise(
+    "ch07-roberta-ids",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        lambda ids, pad: torch.arange(ids.shape[1]).expand_as(ids) + pad + 1,
+        lambda ids, pad: torch.cumsum((ids != pad).long(), -1) - 1,
+        lambda ids, pad: torch.cumsum((ids != pad).long(), -1) + pad,
+        lambda ids, pad: torch.arange(ids.shape[1]).expand_as(ids),
+        "padding_idx + 1",
+    ],
+    right_answer=lambda: _roberta_reference,
+)
+def check_roberta_ids(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """``answer(input_ids, padding_idx)`` must equal transformers' RoBERTa position ids."""
+    require(
+        callable(answer),
+        "answer must be a function roberta_position_ids(input_ids, padding_idx), got "
+        f"{type(answer).__name__}",
+    )
+    g = torch.Generator().manual_seed(7)
+    for padding_idx in (1, 0):
+        ids = torch.randint(2, 50, (3, 9), generator=g)
+        ids[0, 6:] = padding_idx  # right padding
+        ids[1, :2] = padding_idx  # left padding
+        ids[2, 4] = padding_idx  # a pad in the middle
+        got = answer(ids.clone(), padding_idx)
+        want = _roberta_reference(ids, padding_idx)
+        require(
+            isinstance(got, torch.Tensor) and got.shape == ids.shape,
+            f"return a tensor of input_ids' shape {list(ids.shape)}, got {_shape_text(got)}",
+        )
+        if torch.equal(got.long(), want):
+            continue
+        pads = ids == padding_idx
+        require(
+            torch.equal(got.long()[pads], want[pads]),
+            f"padding tokens must get position padding_idx = {padding_idx}",
+        )
+        require(
+            False,
+            f"with padding_idx = {padding_idx} the real tokens of a row count up from "
+            f"padding_idx + 1 = {padding_idx + 1}, skipping the pads; expected {want[1].tolist()} "
+            f"for the row {ids[1].tolist()}, got {got[1].tolist()}",
         )
