@@ -2,8 +2,18 @@
 and the speed of ``lib.rope.apply_rope``. Writes ``bench/results.json`` and ``bench/results.md`` and
 refreshes the figures in README.md.
 
-    make bench                      # everything (about 10–15 minutes on 2 cores)
-    python -m bench.run --only rope # one part: chapters, build, site, rope
+    make bench                      # everything (about 15–20 minutes on 2 cores)
+    python -m bench.run --only rope # one part: chapters, build, site, pages, rope
+    python -m bench.run --only pages --site /tmp/x/_build/html   # page loads of another build
+
+Page loads (``pages``): every chapter page and the intro in headless Chromium (Debian's, driven by
+Playwright; never a downloaded browser), served from localhost, each run in a fresh browser context
+(cold cache), median of ``--runs`` (default 3). Per page: the first screen readable (its text, its
+math and every figure in the first viewport drawn), every further figure drawn after it scrolls
+into view, everything drawn and typeset after scrolling through the page, and the bytes loaded,
+uncompressed and gzip-compressed (level 6, as a web server would send them).
+
+The run exits with status 1 and names every budget it missed.
 
 Each chapter runs in a fresh kernel; its peak resident memory is sampled from outside (psutil, every
 20 ms, kernel process and its children). The floor is a notebook that only starts a kernel and imports
@@ -33,8 +43,16 @@ BUDGETS = {
     "chapter_peak_mb": 1024.0,
     "clean_build_seconds": 360.0,
     "page_mb": 1.5,
+    # Page loads (issue "reader speed"), headless Chromium on localhost, cold cache.
+    "first_screen_s": 1.0,
+    "first_screen_over_intro": 2.0,
+    "draw_after_visible_s": 0.3,
+    "all_drawn_s": 2.5,
 }
 LAB_CHAPTER = "12_comparison_lab"
+sys.path.insert(0, str(ROOT))
+# Byte budgets are deterministic, so the browser test asserts them too (tests/browser/test_site.py).
+from bookext.sitebudget import BYTE_BUDGETS, transfer_sizes  # noqa: E402
 
 
 # --------------------------------------------------------------------------- chapters
@@ -148,6 +166,10 @@ def _page_assets(html_path: Path, site: Path) -> list[Path]:
     return assets
 
 
+def _is_plotly(path: Path) -> bool:
+    return path.name.startswith("plotly") and path.suffix == ".js"
+
+
 def bench_site(site: Path) -> dict:
     rows = []
     for page in sorted(site.rglob("*.html")):
@@ -155,8 +177,8 @@ def bench_site(site: Path) -> dict:
         if rel.startswith(("_static/", "_sources/")):
             continue
         assets = _page_assets(page, site)
-        plotly = [a for a in assets if a.name == "plotly.min.js"]
-        others = sum(a.stat().st_size for a in assets if a.name != "plotly.min.js")
+        plotly = [a for a in assets if _is_plotly(a)]
+        others = sum(a.stat().st_size for a in assets if not _is_plotly(a))
         html_mb = page.stat().st_size / 1e6
         rows.append(
             {
@@ -167,13 +189,239 @@ def bench_site(site: Path) -> dict:
                 "within_budget": html_mb <= BUDGETS["page_mb"],
             }
         )
-    plotly_js = site / "_static" / "plotly.min.js"
+    plotly_js = next((p for p in (site / "_static").glob("plotly*.js") if _is_plotly(p)), None)
     total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     return {
         "rows": rows,
-        "plotly_js_mb": round(plotly_js.stat().st_size / 1e6, 2) if plotly_js.exists() else None,
+        "plotly_js_mb": round(plotly_js.stat().st_size / 1e6, 2) if plotly_js else None,
         "site_total_mb": round(total / 1e6, 1),
     }
+
+
+# --------------------------------------------------------------------------- pages
+def chromium_path() -> str:
+    for path in (os.environ.get("CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium"):
+        if path and Path(path).is_file():
+            return path
+    raise SystemExit("Chromium not found: apt-get install chromium, or set $CHROMIUM")
+
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+
+# Installed before any page script: records when each figure is drawn (bookplot.js sets
+# data-drawn="1"), when it first enters the viewport, which figures the first screen holds, and,
+# for a page that typesets math in the browser, when MathJax has finished.
+TIMING_JS = """
+(() => {
+  const b = window.__bench = {drawn: {}, visible: {}, firstScreen: null, mathDone: null,
+                              hasMath: false, dcl: null};
+  new MutationObserver((muts) => {
+    for (const m of muts) {
+      if (m.target.dataset && m.target.dataset.drawn === "1" && !(m.target.id in b.drawn)) {
+        b.drawn[m.target.id] = performance.now();
+      }
+    }
+  }).observe(document, {attributes: true, subtree: true, attributeFilter: ["data-drawn"]});
+  const poll = setInterval(() => {
+    const mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise) {
+      clearInterval(poll);
+      mj.startup.promise.then(() => { b.mathDone = performance.now(); });
+    }
+  }, 5);
+  document.addEventListener("DOMContentLoaded", () => {
+    b.dcl = performance.now();
+    b.hasMath = document.querySelector(".math") !== null;
+    if (!document.querySelector('script[src*="mathjax"]')) clearInterval(poll);
+    const figs = Array.from(document.querySelectorAll(".bookplot-graph"));
+    b.nFigures = figs.length;
+    b.firstScreen = figs.filter((d) => {
+      const r = d.getBoundingClientRect();
+      return r.bottom > 0 && r.top < innerHeight;
+    }).map((d) => d.id);
+    const io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (e.isIntersecting && !(e.target.id in b.visible)) b.visible[e.target.id] = e.time;
+      }
+    });
+    figs.forEach((d) => io.observe(d));
+  });
+})();
+"""
+FIRST_SCREEN_DONE = """() => {
+  const b = window.__bench;
+  if (!b || b.firstScreen === null || document.readyState === "loading") return false;
+  if (b.hasMath && document.querySelector('script[src*="mathjax"]') && b.mathDone === null)
+    return false;
+  return b.firstScreen.every((id) => id in b.drawn);
+}"""
+IN_VIEW_DRAWN = """() => Array.from(document.querySelectorAll(".bookplot-graph")).every((d) => {
+  const r = d.getBoundingClientRect();
+  return !(r.bottom > 0 && r.top < innerHeight) || d.dataset.drawn === "1";
+})"""
+ALL_DONE = """() => {
+  const b = window.__bench;
+  const math = !b.hasMath || !document.querySelector('script[src*="mathjax"]') || b.mathDone !== null;
+  return math && Array.from(document.querySelectorAll(".bookplot-graph"))
+      .every((d) => d.dataset.drawn === "1");
+}"""
+
+
+def _serve(site: Path):
+    import functools
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def load_page(browser, base: str, page: str, site: Path) -> dict:
+    """One cold visit: first screen, then scroll through the page one screen at a time."""
+    from urllib.parse import urlparse
+
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        tab = context.new_page()
+        urls: list[str] = []
+        external: list[str] = []
+        local = urlparse(base).netloc
+
+        def route(r):
+            if urlparse(r.request.url).netloc in (local, ""):
+                r.continue_()
+            else:
+                external.append(r.request.url)
+                r.abort()
+
+        tab.route("**/*", route)
+        tab.on("requestfinished", lambda req: urls.append(req.url))
+        tab.add_init_script(TIMING_JS)
+        tab.goto(f"{base}/{page}", wait_until="commit")
+        tab.wait_for_function(FIRST_SCREEN_DONE, timeout=60_000, polling=10)
+        first = tab.evaluate(
+            """() => { const b = window.__bench;
+              const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+              const t = [b.dcl, fcp ? fcp.startTime : b.dcl,
+                         ...b.firstScreen.map((id) => b.drawn[id])];
+              if (b.mathDone !== null) t.push(b.mathDone);
+              return {first: Math.max(...t), fcp: fcp ? fcp.startTime : null}; }"""
+        )
+        # A reader scrolling: one screen, wait until what is in view is drawn, the next screen.
+        while True:
+            tab.wait_for_function(IN_VIEW_DRAWN, timeout=60_000, polling=10)
+            at_end = tab.evaluate(
+                "() => { const before = scrollY; scrollBy(0, innerHeight);"
+                " return scrollY === before; }"
+            )
+            if at_end:
+                break
+        tab.wait_for_function(ALL_DONE, timeout=60_000, polling=10)
+        b = tab.evaluate("() => window.__bench")
+        tab.wait_for_load_state("load")
+    finally:
+        context.close()
+    first_screen = set(b["firstScreen"] or [])
+    later = [
+        max(0.0, b["drawn"][fid] - b["visible"][fid])
+        for fid in b["drawn"]
+        if fid not in first_screen and fid in b["visible"]
+    ]
+    ends = [*b["drawn"].values(), b["dcl"]]
+    if b["mathDone"] is not None:
+        ends.append(b["mathDone"])
+    sizes = transfer_sizes(urls, site)
+    return {
+        "figures": b["nFigures"],
+        "first_screen_figures": len(first_screen),
+        "fcp_s": (first["fcp"] or 0) / 1e3,
+        "first_screen_s": first["first"] / 1e3,
+        "all_drawn_s": max(ends) / 1e3,
+        "draw_after_visible_s": max(later, default=0.0) / 1e3,
+        "raw_bytes": sizes["raw_bytes"],
+        "gzip_bytes": sizes["gzip_bytes"],
+        "requests": sizes["requests"],
+        "external_requests": external,
+    }
+
+
+def bench_pages(site: Path, runs: int = 3) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    if not (site / "intro.html").is_file():
+        raise SystemExit(f"no built site at {site}: build it first (make book)")
+    chapters = sorted(p.relative_to(site).as_posix() for p in (site / "chapters").glob("*.html"))
+    pages = ["intro.html", *chapters]
+    server = _serve(site)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    rows = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            load_page(browser, base, "intro.html", site)  # warm the browser process itself
+            for page in pages:
+                samples = [load_page(browser, base, page, site) for _ in range(runs)]
+                row = {"page": page, **samples[0]}
+                for key in ("fcp_s", "first_screen_s", "all_drawn_s", "draw_after_visible_s"):
+                    row[key] = round(statistics.median(s[key] for s in samples), 3)
+                    row[key + "_runs"] = [round(s[key], 3) for s in samples]
+                rows.append(row)
+                print(
+                    f"  {page}: first screen {row['first_screen_s']:.2f} s, all drawn "
+                    f"{row['all_drawn_s']:.2f} s, {row['raw_bytes'] / 1e6:.2f} MB "
+                    f"({row['gzip_bytes'] / 1e6:.2f} MB gzip)",
+                    flush=True,
+                )
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    intro = rows[0]["first_screen_s"]
+    for row in rows:
+        row["first_screen_over_intro"] = round(row["first_screen_s"] / intro, 2)
+        row["missed"] = page_budgets_missed(row)
+    return {
+        "runs": runs,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "viewport": VIEWPORT,
+        "rows": rows,
+    }
+
+
+def page_budgets_missed(row: dict) -> list[str]:
+    """The page-load budgets ``row`` misses (the intro has figures' budgets only by ratio)."""
+    missed = []
+    if not row["page"].startswith("chapters/"):
+        return missed
+    checks = [
+        ("first_screen_s", BUDGETS["first_screen_s"]),
+        ("first_screen_over_intro", BUDGETS["first_screen_over_intro"]),
+        ("draw_after_visible_s", BUDGETS["draw_after_visible_s"]),
+        ("all_drawn_s", BUDGETS["all_drawn_s"]),
+        ("raw_bytes", BYTE_BUDGETS["raw_bytes"]),
+        ("gzip_bytes", BYTE_BUDGETS["gzip_bytes"]),
+    ]
+    for key, limit in checks:
+        if row[key] > limit:
+            missed.append(f"{key} {row[key]} > {limit}")
+    if row["external_requests"]:
+        missed.append(f"requests to other hosts: {row['external_requests']}")
+    return missed
 
 
 # --------------------------------------------------------------------------- rope
@@ -285,6 +533,32 @@ def markdown(results: dict) -> str:
                 f"{'yes' if r['loads_plotly'] else 'no'} |"
             )
         lines.append("")
+    if "pages" in results:
+        pg = results["pages"]
+        lines += [
+            f"**Page loads** (headless Chromium, localhost, cold cache, fresh context per run, "
+            f"median of {pg['runs']}; load average during the run {pg['load_average']}). "
+            f"Budgets per chapter page: first screen ≤ {BUDGETS['first_screen_s']} s and "
+            f"≤ {BUDGETS['first_screen_over_intro']}× the intro's, each further figure drawn "
+            f"≤ {BUDGETS['draw_after_visible_s']} s after it scrolls into view, whole page drawn "
+            f"≤ {BUDGETS['all_drawn_s']} s, ≤ {BYTE_BUDGETS['raw_bytes'] / 1e6:g} MB loaded "
+            f"(≤ {BYTE_BUDGETS['gzip_bytes'] / 1e6:g} MB gzip):",
+            "",
+            "| page | figures | first screen (s) | / intro | all drawn (s) "
+            "| drawn after in view (s, max) | loaded (MB) | gzip (MB) | budget |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        ]
+        for r in pg["rows"]:
+            verdict = "MISSED: " + "; ".join(r["missed"]) if r["missed"] else "met"
+            if not r["page"].startswith("chapters/"):
+                verdict = "(reference)"
+            lines.append(
+                f"| {r['page']} | {r['figures']} | {r['first_screen_s']:.2f} | "
+                f"{r['first_screen_over_intro']:.2f} | {r['all_drawn_s']:.2f} | "
+                f"{r['draw_after_visible_s']:.2f} | {r['raw_bytes'] / 1e6:.2f} | "
+                f"{r['gzip_bytes'] / 1e6:.2f} | {verdict} |"
+            )
+        lines.append("")
     if "rope" in results:
         rp = results["rope"]
         lines += [
@@ -316,11 +590,42 @@ def update_readme(md: str) -> None:
     readme.write_text(text)
 
 
+def budgets_missed(results: dict) -> list[str]:
+    """Every budget the results miss, one line each (empty when all are met)."""
+    missed = []
+    for r in results.get("chapters", {}).get("rows", []):
+        if not r["within_budget"]:
+            missed.append(f"chapter {r['chapter']}: {r['wall_s']} s, {r['peak_mb']} MB")
+    build = results.get("build")
+    if build and not build["within_budget"]:
+        missed.append(
+            f"clean build {build['clean_build_s']} s > {BUDGETS['clean_build_seconds']} s"
+        )
+    for r in results.get("site", {}).get("rows", []):
+        if not r["within_budget"]:
+            missed.append(f"page {r['page']}: {r['html_mb']} MB of HTML > {BUDGETS['page_mb']}")
+    for r in results.get("pages", {}).get("rows", []):
+        missed += [f"page load {r['page']}: {m}" for m in r["missed"]]
+    for r in results.get("rope", {}).get("rows", []):
+        if not r["within_budget"]:
+            missed.append(
+                f"apply_rope {r['dtype']}: {r['lib_over_transformers']}x the transformers "
+                "formula > 1.05x"
+            )
+    return missed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["chapters", "build", "site", "rope"], action="append")
+    parts_all = ["chapters", "build", "site", "pages", "rope"]
+    parser.add_argument("--only", choices=parts_all, action="append")
+    parser.add_argument("--site", type=Path, help="a built site (default: _build/html)")
+    parser.add_argument("--runs", type=int, default=3, help="page loads per page (median)")
+    parser.add_argument(
+        "--no-write", action="store_true", help="print only; leave bench/results and README"
+    )
     args = parser.parse_args()
-    parts = args.only or ["chapters", "build", "site", "rope"]
+    parts = args.only or parts_all
     results_path = OUT / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     results["machine"] = machine()
@@ -330,7 +635,7 @@ def main() -> int:
     if "chapters" in parts:
         print("chapters", flush=True)
         results["chapters"] = bench_chapters()
-    site = ROOT / "_build" / "html"
+    site = args.site or ROOT / "_build" / "html"
     if "build" in parts:
         print("book build", flush=True)
         results["build"] = bench_build()
@@ -338,12 +643,19 @@ def main() -> int:
     if "site" in parts or "build" in parts:
         print("site", flush=True)
         results["site"] = bench_site(site)
-    results_path.write_text(json.dumps(results, indent=2) + "\n")
+    if "pages" in parts:
+        print(f"page loads ({site})", flush=True)
+        results["pages"] = bench_pages(site, runs=args.runs)
     md = markdown(results)
-    (OUT / "results.md").write_text("# Benchmark results\n\n" + md)
-    update_readme(md)
+    if not args.no_write:
+        results_path.write_text(json.dumps(results, indent=2) + "\n")
+        (OUT / "results.md").write_text("# Benchmark results\n\n" + md)
+        update_readme(md)
     print(md)
-    return 0
+    missed = budgets_missed(results)
+    for line in missed:
+        print(f"BUDGET MISSED: {line}", file=sys.stderr)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from docutils import nodes
 
-from bookext.offline_math import MATHJAX_COMPONENT, _mathjax_source
+from bookext.offline_math import MATHJAX_FILES, _mathjax_source
 from bookext.plotly_mime import MARKER_CLASS, PLOTLY_MIME, PlotlyMimeRenderer, figure_html
 
 
@@ -64,4 +64,166 @@ def test_renderer_ignores_other_mime_types_and_inline_outputs():
 
 
 def test_mathjax_is_installed_locally():
-    assert (_mathjax_source() / MATHJAX_COMPONENT).is_file()
+    for name in MATHJAX_FILES:
+        assert (_mathjax_source() / name).is_file()
+
+
+# --------------------------------------------------------------------------- plotly.js bundle
+def test_vendored_plotly_bundle_is_intact_and_matches_the_pinned_plotly():
+    import hashlib
+
+    import plotly.offline
+
+    from bookext import plotly_mime
+
+    data = plotly_mime.PLOTLY_BUNDLE.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == plotly_mime.PLOTLY_BUNDLE_SHA256
+    assert plotly_mime.PLOTLY_BUNDLE_VERSION == plotly.offline.get_plotlyjs_version()
+    # The file names its own version in its banner, and ships with its MIT licence.
+    assert (
+        f"plotly.js (cartesian - minified) v{plotly_mime.PLOTLY_BUNDLE_VERSION}"
+        in data[:200].decode()
+    )
+    package = json.loads((plotly_mime.PLOTLY_BUNDLE_DIR / "package.json").read_text())
+    assert package["name"] == "plotly.js-cartesian-dist-min"
+    assert package["version"] == plotly_mime.PLOTLY_BUNDLE_VERSION
+    assert "MIT License" in (plotly_mime.PLOTLY_BUNDLE_DIR / "LICENSE").read_text()
+    assert plotly_mime._plotly_js_source() == plotly_mime.PLOTLY_BUNDLE
+
+
+def test_a_tampered_or_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
+    import pytest
+
+    from bookext import plotly_mime
+
+    fake = tmp_path / "plotly-cartesian.min.js"
+    fake.write_text("/* not plotly */")
+    monkeypatch.setattr(plotly_mime, "PLOTLY_BUNDLE", fake)
+    with pytest.raises(ValueError, match="SHA-256"):
+        plotly_mime._plotly_js_source()
+    monkeypatch.undo()
+    monkeypatch.setattr(plotly_mime, "PLOTLY_BUNDLE_VERSION", "0.0.1")
+    with pytest.raises(ValueError, match=r"plotly ships plotly\.js"):
+        plotly_mime._plotly_js_source()
+
+
+def _chapter_figures():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "chapters").glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for index, cell in enumerate(nb["cells"]):
+            for output in cell.get("outputs", []):
+                figure = output.get("data", {}).get(PLOTLY_MIME)
+                if figure is not None:
+                    yield path.name, index, figure
+
+
+def test_every_chapter_figure_uses_only_trace_types_the_site_bundle_draws():
+    """A chapter that adds e.g. a scatter3d or scattergl trace fails here (and warns in the build)."""
+    from bookext.plotly_mime import unsupported_trace_types
+
+    figures = list(_chapter_figures())
+    assert len(figures) >= 12, "expected the chapters' committed plotly outputs"
+    bad = [(nb, i, sorted(unsupported_trace_types(f))) for nb, i, f in figures]
+    bad = [b for b in bad if b[2]]
+    assert not bad, f"trace types the cartesian plotly.js bundle lacks: {bad}"
+
+
+def test_trace_types_include_frames_and_default_to_scatter():
+    from bookext.plotly_mime import trace_types, unsupported_trace_types
+
+    figure = {
+        "data": [{"x": [1]}, {"type": "heatmap", "z": [[1]]}],
+        "frames": [{"data": [{"type": "scatter3d", "x": [1], "y": [1], "z": [1]}]}],
+    }
+    assert trace_types(figure) == {"scatter", "heatmap", "scatter3d"}
+    assert unsupported_trace_types(figure) == {"scatter3d"}
+    assert unsupported_trace_types({"data": [{"type": "bar"}]}) == set()
+
+
+def test_figure_height_is_reserved_before_drawing():
+    assert 'style="height:450px"' in figure_html(_figure(), "fig-4")
+    fig = _figure()
+    fig["layout"]["height"] = 620
+    assert 'style="height:620px"' in figure_html(fig, "fig-5")
+
+
+# --------------------------------------------------------------------------- build-time math
+def test_math_is_rendered_to_svg_with_mathml_for_screen_readers():
+    from bookext.offline_math import RENDER
+
+    out = RENDER.render(r"\theta_i = b^{-2i/d}", display=True)
+    assert out.startswith('<mjx-container class="MathJax" jax="SVG" display="true"')
+    assert "<svg" in out and 'aria-hidden="true"' in out
+    assert "<mjx-assistive-mml" in out and "<mi>θ</mi>" in out
+    inline = RENDER.render(r"\boldsymbol{x}^\top W", display=False)  # autoloaded package
+    assert 'display="true"' not in inline.split(">")[0]
+
+
+def test_tex_errors_are_refused_not_drawn_in_red():
+    import pytest
+
+    from bookext.offline_math import RENDER
+
+    with pytest.raises(ValueError, match="Missing close brace"):
+        RENDER.render(r"\frac{a", display=True)
+    with pytest.raises(ValueError, match=r"Undefined control sequence \\nosuchmacro"):
+        RENDER.render(r"\nosuchmacro{x}", display=False)
+
+
+def test_glyph_outlines_are_shared_once_per_page():
+    import re
+
+    from bookext.offline_math import RENDER, share_glyphs
+
+    one = RENDER.render(r"x + x", display=False)
+    page = share_glyphs(f"<p>{one}</p><p>{one}</p>")
+    defs = re.findall(r'<path id="(mjx-g\d+)" d="', page)
+    uses = re.findall(r'<use href="#(mjx-g\d+)"', page)
+    assert len(defs) == 2  # "x" and "+"
+    assert len(uses) == 6 and set(uses) == set(defs)
+    assert "<path data-c=" not in page
+    assert share_glyphs("<p>no math</p>") == "<p>no math</p>"
+
+
+# --------------------------------------------------------------------------- theme fixes
+def test_inline_scripts_registered_as_none_and_empty_are_deduplicated():
+    from sphinx.builders.html._assets import _JavaScript
+
+    from bookext.theme_options import dedupe_scripts
+
+    body = 'const THEBE_JS_URL = "x"'
+    scripts = [
+        _JavaScript("_static/a.js"),
+        _JavaScript(None, body=body),
+        _JavaScript("", body=body),
+        _JavaScript("_static/a.js"),
+        _JavaScript("", body="other"),
+    ]
+    assert [(s.filename, s.attributes) for s in dedupe_scripts(scripts)] == [
+        ("_static/a.js", {}),
+        (None, {"body": body}),
+        ("", {"body": "other"}),
+    ]
+
+
+def test_icon_names_map_to_code_points_and_style_classes_are_not_icons(tmp_path):
+    from bookext.theme_options import icon_codepoints, icons_used
+
+    css = '.fa-a:before,.fa-b:before{content:"\\f001"}.fa-github:before{content:"\\f09b"}'
+    assert icon_codepoints(css) == {"a": 0xF001, "b": 0xF001, "github": 0xF09B}
+    page = tmp_path / "p.html"
+    page.write_text('<i class="fa-solid fa-sun fa-lg"></i><span class="fa-brands fa-github">')
+    assert icons_used([page]) == {"sun", "github"}
+
+
+def test_icons_the_theme_stylesheet_draws_itself_are_kept():
+    from bookext.theme_options import css_icon_codepoints
+
+    css = (
+        ':root{--pst-icon-info-circle:"\uf05a"}.fa-sun:before{content:"\\f185"}'
+        '.x:after{content:"\\f107"}'
+    )
+    assert css_icon_codepoints(css) == {0xF05A, 0xF107}

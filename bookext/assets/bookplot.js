@@ -1,7 +1,15 @@
 // Draws the book's plotly figures from their embedded JSON and keeps them readable when the reader
 // switches the theme between light and dark (pydata-sphinx-theme sets <html data-theme="...">).
+//
+// A figure is drawn when it comes near the viewport (IntersectionObserver), not all at load: the
+// first screen is ready sooner and a long chapter does not draw figures nobody has scrolled to yet.
+// Its height is reserved in the HTML (style="height: ...px"), so drawing never moves the text.
+// Each drawn figure gets data-drawn="1" and fires a "bookplot:drawn" event on its div.
 (function () {
   "use strict";
+
+  // Start drawing when a figure is within about one screen of the viewport.
+  var MARGIN = "100% 0px 100% 0px";
 
   function themeColors() {
     var dark = document.documentElement.dataset.theme === "dark";
@@ -35,14 +43,28 @@
     return update;
   }
 
+  // Apply a relayout-style update ("a.b[2].c": value) to a layout object before the first draw,
+  // so each figure is drawn once, already in the page's colours.
+  function setPath(obj, path, value) {
+    var keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+    var o = obj;
+    for (var i = 0; i < keys.length - 1; i++) {
+      if (o[keys[i]] === null || typeof o[keys[i]] !== "object") o[keys[i]] = {};
+      o = o[keys[i]];
+    }
+    o[keys[keys.length - 1]] = value;
+  }
+
   function applyTheme(div) {
-    if (!div.layout) return;
+    if (!div.layout || !div.dataset.drawn) return;
     Plotly.relayout(div, themeUpdate(div.layout));
   }
 
-  function draw(script) {
-    var div = document.getElementById(script.dataset.target);
-    if (!div || div.dataset.drawn) return;
+  function draw(div) {
+    if (div.dataset.drawn || div.dataset.drawing) return;
+    var script = document.querySelector('script.bookplot-data[data-target="' + div.id + '"]');
+    if (!script) return;
+    div.dataset.drawing = "1";
     var fig = JSON.parse(script.textContent);
     var layout = fig.layout || {};
     // Let the figure fill the page's text column; keep the author's height.
@@ -50,16 +72,47 @@
     layout.autosize = true;
     // Without an explicit height an autosized plot would shrink to its container's minimum.
     if (!layout.height) layout.height = 450;
+    var update = themeUpdate(layout);
+    Object.keys(update).forEach(function (key) {
+      setPath(layout, key, update[key]);
+    });
     var config = { responsive: true, displaylogo: false, showLink: false };
+    var drawnTheme = document.documentElement.dataset.theme;
     Plotly.newPlot(div, fig.data, layout, config).then(function () {
-      if (fig.frames && fig.frames.length) Plotly.addFrames(div, fig.frames);
-      applyTheme(div);
+      return fig.frames && fig.frames.length ? Plotly.addFrames(div, fig.frames) : null;
+    }).then(function () {
+      delete div.dataset.drawing;
       div.dataset.drawn = "1";
+      // The reader may have switched light/dark while the figure was being drawn.
+      if (document.documentElement.dataset.theme !== drawnTheme) applyTheme(div);
+      div.dispatchEvent(new CustomEvent("bookplot:drawn", { bubbles: true }));
     });
   }
 
-  function drawAll() {
-    document.querySelectorAll("script.bookplot-data").forEach(draw);
+  function start() {
+    var divs = Array.prototype.slice.call(document.querySelectorAll(".bookplot-graph"));
+    if (!("IntersectionObserver" in window)) {
+      divs.forEach(draw);
+      return;
+    }
+    var observer = new IntersectionObserver(
+      function (entries) {
+        entries.forEach(function (entry) {
+          if (entry.isIntersecting) {
+            observer.unobserve(entry.target);
+            draw(entry.target);
+          }
+        });
+      },
+      { rootMargin: MARGIN }
+    );
+    divs.forEach(function (div) {
+      observer.observe(div);
+    });
+    // Printing shows every figure.
+    window.addEventListener("beforeprint", function () {
+      divs.forEach(draw);
+    });
   }
 
   function onThemeChange() {
@@ -67,9 +120,9 @@
   }
 
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", drawAll);
+    document.addEventListener("DOMContentLoaded", start);
   } else {
-    drawAll();
+    start();
   }
   new MutationObserver(onThemeChange).observe(document.documentElement, {
     attributes: true,

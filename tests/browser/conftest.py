@@ -1,7 +1,8 @@
 """Fixtures for the real-browser tests: the built site served on localhost, and headless Chromium.
 
-These tests need ``_build/html`` (``make book``) and Debian's ``chromium`` (``/usr/bin/chromium``,
-or the path in ``$CHROMIUM``). Playwright drives that browser; it never downloads one of its own.
+These tests need a built site: ``_build/html`` (``make build-strict``), or the folder in
+``$BOOK_SITE``; without one, every test that reads the site fails at once saying so. They also need
+Debian's ``chromium`` (``/usr/bin/chromium``, or the path in ``$CHROMIUM``). Playwright drives that browser; it never downloads one of its own.
 Every request to a host other than the local server is blocked and recorded: the site must read
 offline.
 """
@@ -21,6 +22,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_SITE lets a second build (e.g. jupyter-book build . --path-output /tmp/x) be tested.
 SITE = Path(os.environ.get("BOOK_SITE", ROOT / "_build" / "html"))
+NO_SITE = (
+    f"no built site at {SITE}: build the site first (`make build-strict`), or set $BOOK_SITE to "
+    "a built site's html folder"
+)
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -64,6 +69,14 @@ def site_pages() -> list[str]:
     return pages
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test module that reads the built site (it imports SITE) fails clearly without one."""
+    module = getattr(item, "module", None)
+    if getattr(module, "SITE", None) is not None and not (SITE / "intro.html").is_file():
+        pytest.fail(NO_SITE, pytrace=False)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
@@ -72,7 +85,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="session")
 def site_url():
     if not (SITE / "intro.html").is_file():
-        pytest.fail(f"no built site at {SITE}: run `make book` first")
+        pytest.fail(NO_SITE, pytrace=False)
     handler = functools.partial(_QuietHandler, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -84,7 +97,8 @@ def site_url():
 
 @pytest.fixture(scope="session")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api  # a pinned requirement: a failed import fails, never skips
+
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         yield browser

@@ -1,20 +1,29 @@
 """The built website in a real browser (headless Chromium): every page, every figure, every slider.
 
 Checks, per page: it loads with no console errors, no failed requests and no request to another host
-(the site reads offline); every plotly figure draws (an SVG with traces in it); math typesets;
-every slider moves and changes what its figure shows; figures stay visible in light and dark mode
-(screenshots go to ``_build/screenshots/`` for a human to look at).
+(the site reads offline); it shows exactly as many figures as its notebook has plotly outputs; each
+figure is drawn when it scrolls into view (not before it nears the viewport, and in the height that
+was reserved for it), draws marks, and has a visible trace with finite data; math arrives typeset
+(SVG rendered at build time); every slider moves and changes what its figure shows; figures stay
+visible in light and dark mode (screenshots go to ``screenshots/`` beside the site for a human to
+look at); a first visit to a chapter stays within the byte budgets; Thebe's configuration points
+at this repository, branch, kernel and notebook folder.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
-from .conftest import SITE, site_pages
+from bookext.plotly_mime import CARTESIAN_TRACES, PLOTLY_JS_NAME, PLOTLY_MIME
+from bookext.sitebudget import BYTE_BUDGETS, transfer_sizes
+
+from .conftest import ROOT, SITE, site_pages
 
 pytestmark = pytest.mark.browser
 
@@ -24,18 +33,48 @@ TOC = Path(__file__).resolve().parents[2] / "_toc.yml"
 
 # Console messages that come from third-party code we do not control, each with the reason.
 KNOWN_THIRD_PARTY_ERRORS = (
-    # sphinx-thebe 0.3.1 writes its inline configuration script twice on every page.
-    re.compile(r"Identifier 'THEBE_JS_URL' has already been declared"),
     # pydata-sphinx-theme 0.15 on a reader's first visit (no saved light/dark choice yet).
     re.compile(r"^Got invalid theme mode: \. Resetting to auto\.$"),
 )
 
-DRAWN = (
-    "() => Array.from(document.querySelectorAll('.bookplot-graph'))"
-    ".every(d => d.dataset.drawn === '1')"
-)
-# MathJax 3: typesetting is done when its startup promise resolves.
-MATH_DONE = "async () => { await window.MathJax.startup.promise; return true; }"
+# Scroll each figure into view in turn (figures are drawn when they near the viewport) and wait
+# until it is drawn; returns how many figures the page has.
+DRAW_ALL = """async () => {
+  const divs = Array.from(document.querySelectorAll('.bookplot-graph'));
+  for (const d of divs) {
+    d.scrollIntoView({block: 'center'});
+    const t0 = performance.now();
+    while (d.dataset.drawn !== '1') {
+      if (performance.now() - t0 > 30000) throw new Error(d.id + ' was not drawn within 30 s');
+      await new Promise(r => setTimeout(r, 20));
+    }
+  }
+  window.scrollTo(0, 0);
+  return divs.length;
+}"""
+# Per figure: does some visible trace hold a drawable point? A heatmap: some finite z. Otherwise some
+# index where both coordinates are present (neither null nor a non-finite number; a missing x is
+# plotly's 0, 1, 2, ...). Reads plotly's resolved _fullData.
+HAS_FINITE_DATA = """(div) => {
+  const arr = (a) => Array.isArray(a) ? a : (ArrayBuffer.isView(a) ? Array.from(a) : null);
+  const finite = (v) => (typeof v === 'number' && Number.isFinite(v)) ||
+      (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)));
+  const present = (v) => v !== null && v !== undefined && v !== '' &&
+      !(typeof v === 'number' && !Number.isFinite(v));
+  const flat = (a) => { const x = arr(a); return x ? x.flatMap((r) => arr(r) || [r]) : []; };
+  return (div._fullData || []).some((t) => {
+    if (t.visible !== true) return false;
+    if (t.z !== undefined) return flat(t.z).some(finite);
+    const xs = arr(t.x), ys = arr(t.y);
+    if (!xs && !ys) return false;
+    const n = Math.max(xs ? xs.length : 0, ys ? ys.length : 0);
+    for (let i = 0; i < n; i++) {
+      const x = xs ? xs[i] : i, y = ys ? ys[i] : i;
+      if (present(x) && present(y) && (finite(x) || finite(y))) return true;
+    }
+    return false;
+  });
+}"""
 # A fingerprint of what a figure shows: visibility and data of every trace, plus slider positions.
 FIGURE_STATE = """(div) => {
   const traces = div.data.map(t => (t.visible === false || t.visible === 'legendonly')
@@ -53,11 +92,9 @@ def ours(errors: list[str]) -> list[str]:
 
 
 def open_page(recorder, site_url: str, page: str):
+    """Load ``page``, then scroll every figure into view until each is drawn."""
     recorder.page.goto(f"{site_url}/{page}", wait_until="load")
-    recorder.page.wait_for_function(DRAWN, timeout=30_000)
-    if recorder.page.locator(".math").count():
-        recorder.page.wait_for_function("() => window.MathJax && MathJax.startup", timeout=30_000)
-        recorder.page.evaluate(MATH_DONE)
+    recorder.page.evaluate(DRAW_ALL)
     return recorder.page
 
 
@@ -65,8 +102,21 @@ def chapter_pages_in_toc() -> list[str]:
     return [f"{m}.html" for m in re.findall(r"file:\s*(\S+)", TOC.read_text())]
 
 
+def expected_figures(page: str) -> int:
+    """Plotly outputs the page's notebook shows (cells whose output is removed excluded)."""
+    notebook = ROOT / page.replace(".html", ".ipynb")
+    if not notebook.is_file():
+        return 0
+    count = 0
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if tags & {"remove-output", "remove-cell"}:
+            continue
+        count += sum(PLOTLY_MIME in out.get("data", {}) for out in cell.get("outputs", []))
+    return count
+
+
 def test_site_has_every_page_of_the_toc():
-    assert PAGES, f"no built site at {SITE}: run `make book` first"
     missing = [p for p in ["intro.html", *chapter_pages_in_toc()] if p not in PAGES]
     assert not missing, f"pages in _toc.yml missing from the built site: {missing}"
 
@@ -75,7 +125,18 @@ def test_site_has_every_page_of_the_toc():
 def test_page_in_the_browser(page, recorder_factory, site_url):
     """One visit per page: loads offline and cleanly, math typeset, figures drawn, sliders work."""
     rec = recorder_factory()
-    p = open_page(rec, site_url, page)
+    rec.page.goto(f"{site_url}/{page}", wait_until="load")
+    p = rec.page
+    expected = expected_figures(page)
+    if page.startswith("chapters/"):
+        # Every chapter keeps at least one figure: "all drawn" must not pass on an empty page.
+        assert expected > 0, f"{page}: its notebook has no plotly output"
+    n_figures = p.locator(".bookplot-graph").count()
+    assert n_figures == expected, (
+        f"{page} shows {n_figures} figures, its notebook has {expected} plotly outputs"
+    )
+    check_drawn_lazily(p, page)
+    assert p.evaluate(DRAW_ALL) == expected
     assert not rec.external_requests, f"{page} asked another host: {rec.external_requests}"
     assert not rec.failed_requests, f"{page} has broken resources: {rec.failed_requests}"
     assert not ours(rec.console_errors), f"{page} console errors: {ours(rec.console_errors)}"
@@ -87,13 +148,67 @@ def test_page_in_the_browser(page, recorder_factory, site_url):
     )
 
 
+def check_drawn_lazily(p, page: str) -> None:
+    """At load only figures near the first screen are drawn; the rest keep their reserved height."""
+    state = p.evaluate(
+        """() => Array.from(document.querySelectorAll('.bookplot-graph')).map(d => {
+          const r = d.getBoundingClientRect();
+          return {id: d.id, top: r.top + scrollY, height: r.height, drawn: d.dataset.drawn === '1',
+                  reserved: parseFloat(d.style.height)};
+        })"""
+    )
+    # The observer starts drawing one screen (900 px) ahead; well beyond that nothing is drawn yet.
+    far = [f for f in state if f["top"] > 3 * 900]
+    assert not [f["id"] for f in far if f["drawn"]], f"{page}: figures drawn long before needed"
+    for f in state:
+        assert f["reserved"] >= 200 and abs(f["height"] - f["reserved"]) < 1, (
+            f"{page}: {f['id']} has no reserved height before drawing: {f}"
+        )
+    for f in state:
+        # Drawing must not change the height the page reserved (no jump while reading).
+        p.evaluate("(id) => document.getElementById(id).scrollIntoView({block: 'center'})", f["id"])
+        p.wait_for_function(
+            "(id) => document.getElementById(id).dataset.drawn === '1'", arg=f["id"], timeout=30_000
+        )
+        height = p.evaluate(
+            "(id) => document.getElementById(id).getBoundingClientRect().height", f["id"]
+        )
+        assert abs(height - f["reserved"]) < 1, (
+            f"{page}: {f['id']} jumped {f['reserved']} -> {height}"
+        )
+
+
 def check_math(p, page: str) -> None:
+    """Math arrives typeset: SVG in every .math element, no raw TeX, no math engine loaded."""
     n_math = p.locator(".math").count()
     raw_left = p.evaluate(
         "() => Array.from(document.querySelectorAll('.math'))"
-        ".filter(e => !e.querySelector('mjx-container')).length"
+        ".filter(e => !e.querySelector('mjx-container svg')).length"
     )
     assert raw_left == 0, f"{page}: {raw_left} of {n_math} math elements left as raw LaTeX"
+    # What is left of each .math element once its typeset formula and equation number are removed.
+    tex_left = p.evaluate(
+        """() => Array.from(document.querySelectorAll('.math')).map(e => {
+          const c = e.cloneNode(true);
+          c.querySelectorAll('mjx-container, .eqno').forEach(n => n.remove());
+          return c.textContent.trim();
+        }).filter(t => t.length > 0)"""
+    )
+    assert not tex_left, f"{page}: math elements show TeX source: {tex_left[:3]}"
+    assert p.evaluate("() => typeof window.MathJax") == "undefined", f"{page} loads MathJax"
+    # Every glyph a formula uses is defined on the page (the shared glyph cache).
+    dangling = p.evaluate(
+        "() => Array.from(document.querySelectorAll('mjx-container use'))"
+        ".map(u => u.getAttribute('href')).filter(h => !document.getElementById(h.slice(1)))"
+    )
+    assert not dangling, f"{page}: math glyphs with no definition: {sorted(set(dangling))[:5]}"
+    # A formula shown on the page (not inside a collapsed cell) has a drawn size.
+    blank = p.evaluate(
+        """() => Array.from(document.querySelectorAll('.math')).filter(e => e.getClientRects().length)
+          .filter(e => { const s = e.querySelector('mjx-container svg').getBoundingClientRect();
+                         return !(s.width > 0 && s.height > 0); }).length"""
+    )
+    assert blank == 0, f"{page}: {blank} visible formulas have no size"
 
 
 def check_figures_render(p, page: str) -> None:
@@ -101,11 +216,13 @@ def check_figures_render(p, page: str) -> None:
     for i in range(figures.count()):
         fig = figures.nth(i)
         fig.scroll_into_view_if_needed()
+        assert fig.evaluate("d => d.dataset.drawn") == "1", f"{page}: figure {i} not drawn"
         n_marks = fig.evaluate(
             "d => d.querySelectorAll('.main-svg .trace, .main-svg .hm, .main-svg image, "
             ".main-svg .heatmaplayer *, .main-svg .table').length"
         )
         assert n_marks > 0, f"{page}: figure {i} drew no trace"
+        assert fig.evaluate(HAS_FINITE_DATA), f"{page}: figure {i} has no visible finite data"
         box = fig.bounding_box()
         assert box and box["height"] > 150 and box["width"] > 300, f"{page}: figure {i} is {box}"
 
@@ -163,3 +280,123 @@ def test_figures_readable_in_light_and_dark_mode(page, mode, recorder_factory, s
         assert font == expected_font, f"{page}: figure {i} font {font} in {mode} mode"
         stddev, colours = _ink(fig.screenshot())
         assert stddev > 5 and colours > 3, f"{page}: figure {i} looks blank in {mode} mode"
+
+
+def test_finite_data_check_fails_on_a_figure_without_data(recorder_factory, site_url):
+    """The per-figure data check is not vacuous: all-null or empty traces fail it."""
+    rec = recorder_factory()
+    p = rec.page
+    p.goto(f"{site_url}/intro.html", wait_until="load")
+    p.add_script_tag(url=f"{site_url}/_static/{PLOTLY_JS_NAME}")
+    cases = {
+        "all null": [{"type": "scatter", "x": [0, 1], "y": [None, None]}],
+        "empty": [{"type": "scatter", "x": [], "y": []}],
+        "hidden": [{"type": "scatter", "x": [0], "y": [1], "visible": "legendonly"}],
+        "null heatmap": [{"type": "heatmap", "z": [[None, None], [None, None]]}],
+        "one point": [{"type": "scatter", "x": [0, 1], "y": [None, 2]}],
+        "heatmap": [{"type": "heatmap", "z": [[None, 1]]}],
+        "horizontal bar": [{"type": "bar", "orientation": "h", "y": ["a"], "x": [3]}],
+        "strip": [{"type": "scatter", "x": [0.5, None], "y": ["8 heads", "8 heads"]}],
+        "null x": [{"type": "scatter", "x": [None, None], "y": [1, 2]}],
+    }
+    got = {}
+    for name, data in cases.items():
+        got[name] = p.evaluate(
+            """async ([data, check]) => {
+              const div = document.createElement('div');
+              document.body.appendChild(div);
+              await Plotly.newPlot(div, data, {});
+              return eval(check)(div);
+            }""",
+            [data, HAS_FINITE_DATA],
+        )
+    assert got == {
+        "all null": False,
+        "empty": False,
+        "hidden": False,
+        "null heatmap": False,
+        "one point": True,
+        "heatmap": True,
+        "horizontal bar": True,
+        "strip": True,
+        "null x": False,
+    }
+
+
+def test_plotly_bundle_draws_exactly_the_trace_types_the_build_allows(recorder_factory, site_url):
+    rec = recorder_factory()
+    rec.page.goto(f"{site_url}/intro.html", wait_until="load")
+    rec.page.add_script_tag(url=f"{site_url}/_static/{PLOTLY_JS_NAME}")
+    traces = rec.page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)")
+    assert set(traces) == CARTESIAN_TRACES
+
+
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_first_visit_to_a_chapter_stays_within_the_byte_budget(page, recorder_factory, site_url):
+    """Everything a cold visit loads, every figure drawn: <= 1.2 MB gzip-compressed.
+
+    That is what a reader transfers (the site's host compresses). The uncompressed budget (3 MB) is
+    the benchmark's (``make bench`` names every page that misses it); the pages with the most figure
+    data and math still exceed it (README, "Budgets").
+    """
+    rec = recorder_factory()
+    urls: list[str] = []
+    rec.page.on("requestfinished", lambda req: urls.append(req.url))
+    open_page(rec, site_url, page)
+    rec.page.wait_for_load_state("networkidle")
+    sizes = transfer_sizes(urls, SITE)
+    plotly = [f for f, _ in sizes["files"] if "plotly" in f and f.endswith(".js")]
+    assert plotly == [f"_static/{PLOTLY_JS_NAME}"], f"{page} loads plotly.js as {plotly}"
+    heavy = sorted(sizes["files"], key=lambda f: -f[1])[:5]
+    limit = BYTE_BUDGETS["gzip_bytes"]
+    assert sizes["gzip_bytes"] <= limit, f"{page}: {sizes['gzip_bytes']} B gzip > {limit}; {heavy}"
+
+
+def test_plotly_js_is_one_cached_url_across_pages():
+    """Every page with figures asks for the same plotly.js URL, so the browser fetches it once."""
+    urls = set()
+    for page in PAGES:
+        html = (SITE / page).read_text(encoding="utf-8")
+        found = re.findall(r'src="(?:\.\./)*(_static/plotly[^"]*)"', html)
+        assert len(found) <= 1, f"{page} loads plotly.js {len(found)} times"
+        if expected_figures(page):
+            assert found, f"{page} has figures but no plotly.js"
+        urls.update(found)
+    assert len(urls) == 1, f"plotly.js under several URLs: {urls}"
+
+
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_thebe_configuration(page):
+    """Thebe cannot start offline, but what it would ask Binder for can be checked."""
+    html = (SITE / page).read_text(encoding="utf-8")
+    # Each inline configuration script once (twice made `const THEBE_JS_URL` a SyntaxError).
+    inline = re.findall(r"<script>(.*?)</script>", html, re.S)
+    repeated = sorted({body for body in inline if inline.count(body) > 1})
+    assert not repeated, f"{page} repeats inline scripts: {repeated}"
+    assert sum("const THEBE_JS_URL" in body for body in inline) == 1
+    configs = re.findall(r'<script type="text/x-thebe-config">(.*?)</script>', html, re.S)
+    assert len(configs) == 1, f"{page}: {len(configs)} Thebe configurations"
+
+    def field(name: str) -> str:
+        found = re.findall(rf'\b{name}:\s*"([^"]*)"', configs[0])
+        assert len(found) == 1, f"{page}: Thebe field {name}: {found}"
+        return found[0]
+
+    repo_url = CONFIG["repository"]["url"].rstrip("/")
+    assert field("repo") == "/".join(repo_url.split("/")[-2:])
+    assert field("ref") == CONFIG["repository"]["branch"]
+    notebook = ROOT / page.replace(".html", ".ipynb")
+    kernelspec = json.loads(notebook.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+    assert field("name") == kernelspec["name"], f"{page}: Thebe kernel is not the notebook's"
+    assert field("mode") == kernelspec.get("language", "python")
+    # The kernel starts in the notebook's own folder, so the chapter's relative paths work.
+    path = Path(CONFIG["repository"].get("path_to_book") or ".") / field("path")
+    assert (ROOT / path).resolve() == notebook.parent.resolve(), f"{page}: Thebe path {path}"
+    assert (ROOT / path / notebook.name).is_file()
+    assert "requestKernel: true" in configs[0]
