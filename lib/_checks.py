@@ -7,7 +7,9 @@ bad input sees the problem at the call, not deep inside torch.
 
 from __future__ import annotations
 
+import math
 import numbers
+import os
 
 import torch
 
@@ -87,3 +89,90 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value  # type: ignore[return-value]
+
+
+def check_base(name: str, value: object) -> float:
+    """Return ``value`` as a float; it must be a finite frequency base > 1 (RoPE, sinusoidal).
+
+    ``θ_i = base^(−2i/d)``: base 1 gives every pair the same speed, and a base below 1 makes the
+    speeds increase with ``i`` instead of falling.
+    """
+    value = check_positive_float(name, value)
+    if value <= 1.0:
+        raise ValueError(
+            f"{name} must be > 1 (the frequencies base^(-2i/d) must fall with i; base 1 gives "
+            f"every pair the same speed, base < 1 makes them rise), got {value}"
+        )
+    return value
+
+
+def values_checkable(*tensors: torch.Tensor) -> bool:
+    """Whether checks that read tensor *values* should run: only when every tensor is on the CPU.
+
+    On the meta device there are no values, and on an accelerator reading one (``.item()``,
+    ``bool(t.any())``) waits for the device on every call. Public functions of :mod:`lib` therefore
+    check values (ranges, NaN/inf, fully masked rows) on the CPU only and skip those checks
+    elsewhere; shape, dtype and device checks run everywhere.
+    """
+    return all(t.device.type == "cpu" for t in tensors)
+
+
+def check_finite(name: str, value: torch.Tensor) -> torch.Tensor:
+    """Raise ``ValueError`` if a floating tensor holds NaN or ±inf (CPU only: see
+    :func:`values_checkable`)."""
+    if value.is_floating_point() and value.numel() and values_checkable(value):
+        bad = ~torch.isfinite(value)
+        if bool(bad.any()):
+            raise ValueError(
+                f"{name} must be finite (no NaN or inf), got {int(bad.sum())} non-finite "
+                f"value(s) among {value.numel()}"
+            )
+    return value
+
+
+#: The most elements one tensor may have (its sizes are int64).
+MAX_NUMEL = 2**63 - 1
+
+
+def _device_bytes(device: torch.device) -> int | None:
+    """Memory of ``device`` in bytes (CPU: physical RAM), or None where it is not known/relevant."""
+    if device.type == "cpu":
+        try:
+            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    if device.type == "cuda" and torch.cuda.is_available():
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return torch.cuda.get_device_properties(index).total_memory
+    return None  # meta allocates nothing; other backends: let torch decide
+
+
+def check_fits(
+    arguments: str,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    device: torch.device | str | None = None,
+) -> None:
+    """Refuse, before allocating, a tensor of ``shape`` that cannot exist on ``device``.
+
+    Raises ``ValueError`` naming ``arguments`` (e.g. ``"n_heads=8, seq_len=10**6"``) if the tensor
+    would have more than :data:`MAX_NUMEL` elements or more bytes than the device has memory
+    (physical RAM on the CPU, total memory on CUDA; no memory limit on meta).
+    """
+    numel = math.prod(int(s) for s in shape)
+    element = torch.empty((), dtype=dtype, device="meta").element_size()
+    if numel > MAX_NUMEL:
+        raise ValueError(
+            f"{arguments}: the result would have {numel:.3g} elements (shape {list(shape)}), more "
+            f"than a tensor can hold ({MAX_NUMEL:.3g}); use smaller sizes"
+        )
+    if device is None:
+        device = torch.get_default_device()
+    device = torch.device(device)
+    available = _device_bytes(device)
+    needed = numel * element
+    if available is not None and needed > available:
+        raise ValueError(
+            f"{arguments}: the result would need {needed / 2**30:.3g} GiB ({list(shape)} "
+            f"{dtype}), more than the {available / 2**30:.3g} GiB of {device}; use smaller sizes"
+        )

@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import torch
 
-from lib._checks import check_positive_int
+from lib._checks import check_fits, check_positive_int
 
 __all__ = ["alibi_bias", "alibi_bias_bloom", "alibi_slopes"]
 
 
-def _slopes_power_of_two(n: int) -> list[float]:
-    """Slopes for ``n`` heads, ``n`` a power of two: ``2^(−8k/n)``, k = 1..n (float64)."""
-    return [2.0 ** (-8.0 * k / n) for k in range(1, n + 1)]
+#: Up to this many heads the slopes are computed one by one with Python floats (the values every
+#: chapter uses); beyond it, vectorised in torch (same formula; may differ in the last float64 bit).
+_SCALAR_SLOPES_UP_TO = 4096
+
+
+def _slopes_power_of_two(n: int) -> torch.Tensor:
+    """Slopes for ``n`` heads, ``n`` a power of two: ``2^(−8k/n)``, k = 1..n (float64, CPU)."""
+    if n <= _SCALAR_SLOPES_UP_TO:
+        return torch.tensor([2.0 ** (-8.0 * k / n) for k in range(1, n + 1)], dtype=torch.float64)
+    return torch.pow(2.0, -8.0 * torch.arange(1, n + 1, dtype=torch.float64) / n)
 
 
 def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None) -> torch.Tensor:
@@ -46,7 +53,7 @@ def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None) -> t
 
     Raises:
         TypeError: ``n_heads`` is not an int.
-        ValueError: ``n_heads < 1``.
+        ValueError: ``n_heads < 1``, or so large that the slopes cannot fit in memory.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     return _slopes_float64(n_heads, device).to(torch.float32)
@@ -54,12 +61,27 @@ def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None) -> t
 
 def _slopes_float64(n_heads: int, device: torch.device | str | None) -> torch.Tensor:
     """The slopes of :func:`alibi_slopes` in float64, ``[n_heads]`` (``n_heads`` is checked)."""
+    # computed on the CPU first (2 n_heads float64 values at most), so check the CPU too
+    check_fits(f"n_heads={n_heads}", (2 * n_heads,), torch.float64, "cpu")
+    check_fits(f"n_heads={n_heads}", (n_heads,), torch.float64, device)
     closest = 1 << (n_heads.bit_length() - 1)  # largest power of two <= n_heads
     slopes = _slopes_power_of_two(closest)
     if closest != n_heads:
         # 1st, 3rd, 5th, ... slopes of the 2c-head list: they fall between the c-head ones
-        slopes += _slopes_power_of_two(2 * closest)[0::2][: n_heads - closest]
-    return torch.tensor(slopes, dtype=torch.float64, device=device)
+        between = _slopes_power_of_two(2 * closest)[0::2][: n_heads - closest]
+        slopes = torch.cat([slopes, between])
+    return slopes if device is None else slopes.to(device)
+
+
+#: Elements of float64 work space per block when a bias is built (a few MB beside the result).
+_BLOCK_ELEMENTS = 2**18
+
+
+def _row_blocks(n_rows: int, row_size: int):
+    """Slices of at most ``_BLOCK_ELEMENTS // row_size`` rows (at least one) covering ``n_rows``."""
+    step = max(1, _BLOCK_ELEMENTS // max(row_size, 1))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
 
 
 def alibi_bias(
@@ -89,20 +111,29 @@ def alibi_bias(
 
     Raises:
         TypeError: ``n_heads``/``seq_len`` not an int, ``causal`` not a bool.
-        ValueError: ``n_heads < 1`` or ``seq_len < 1``.
+        ValueError: ``n_heads < 1`` or ``seq_len < 1``, or a bias too large for the device.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     seq_len = check_positive_int("seq_len", seq_len)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {type(causal).__name__} {causal!r}")
+    check_fits(
+        f"n_heads={n_heads}, seq_len={seq_len}", (n_heads, seq_len, seq_len), torch.float32, device
+    )
     slopes = _slopes_float64(n_heads, device)  # [H]
     pos = torch.arange(seq_len, dtype=torch.float64, device=device)  # [T]
-    distance = pos[:, None] - pos[None, :]  # [T, T], entry (i, j) = i − j
-    bias = -slopes[:, None, None] * distance.abs()  # [H, T, T]
-    if causal:
-        future = distance < 0  # [T, T], True where j > i
-        bias = bias.masked_fill(future, float("-inf"))
-    return bias.to(torch.float32)
+    bias = torch.empty(n_heads, seq_len, seq_len, dtype=torch.float32, device=device)
+    # Row blocks of float64 work space, so the peak stays close to the float32 result itself.
+    for rows in _row_blocks(seq_len, seq_len):
+        distance = pos[rows, None] - pos[None, :]  # [R, T], entry (i, j) = i − j
+        penalty = distance.abs()  # [R, T] = |i − j|
+        future = distance < 0  # [R, T], True where j > i
+        for heads in _row_blocks(n_heads, penalty.numel()):
+            block = -slopes[heads, None, None] * penalty  # [h, R, T] float64
+            if causal:
+                block.masked_fill_(future, float("-inf"))
+            bias[heads, rows] = block  # rounded once to float32
+    return bias
 
 
 def alibi_bias_bloom(
@@ -131,11 +162,16 @@ def alibi_bias_bloom(
 
     Raises:
         TypeError: ``n_heads``/``seq_len`` not an int.
-        ValueError: ``n_heads < 1`` or ``seq_len < 1``.
+        ValueError: ``n_heads < 1`` or ``seq_len < 1``, or a bias too large for the device.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     seq_len = check_positive_int("seq_len", seq_len)
+    check_fits(
+        f"n_heads={n_heads}, seq_len={seq_len}", (n_heads, 1, seq_len), torch.float32, device
+    )
     slopes = _slopes_float64(n_heads, device)  # [H]
     keys = torch.arange(seq_len, dtype=torch.float64, device=device)  # [T]
-    bias = slopes[:, None] * keys[None, :]  # [H, T]
-    return bias.unsqueeze(1).to(torch.float32)  # [H, 1, T]
+    bias = torch.empty(n_heads, 1, seq_len, dtype=torch.float32, device=device)
+    for heads in _row_blocks(n_heads, seq_len):
+        bias[heads, 0] = slopes[heads, None] * keys[None, :]  # [h, T] float64 -> float32
+    return bias  # [H, 1, T]

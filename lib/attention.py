@@ -18,7 +18,13 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from lib._checks import check_floating, check_ndim, check_positive_float, check_positive_int
+from lib._checks import (
+    check_floating,
+    check_ndim,
+    check_positive_float,
+    check_positive_int,
+    values_checkable,
+)
 
 __all__ = ["SelfAttention", "attention"]
 
@@ -74,7 +80,8 @@ def attention(
             ``return_weights`` is not a bool.
         ValueError: fewer than 2 dims; leading dims, ``d`` or ``T_k`` do not match; dtypes or
             devices differ; ``bias`` does not broadcast to ``[..., T_q, T_k]``; ``causal`` with
-            ``T_q != T_k``; or a query row has every key masked (softmax would give NaN).
+            ``T_q != T_k``; ``T_k = 0`` or ``d = 0``; or a query row has every key masked
+            (softmax would give NaN; checked for CPU tensors only).
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_floating(name, t)
@@ -101,6 +108,13 @@ def attention(
             f"v {list(v.shape)}"
         )
     t_q, t_k = q.shape[-2], k.shape[-2]
+    if t_k == 0:
+        raise ValueError(
+            f"k and v must hold at least one key (T_k >= 1), got k {list(k.shape)}: attention "
+            "over no keys has no weights to normalise"
+        )
+    if q.shape[-1] == 0:
+        raise ValueError(f"q and k must have a last dim d >= 1, got q {list(q.shape)}")
     if causal and t_q != t_k:
         raise ValueError(
             f"causal=True needs T_q == T_k, got T_q={t_q}, T_k={t_k}; pass an explicit bias instead"
@@ -117,7 +131,9 @@ def attention(
     if causal:
         future = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).triu(1)  # [T_q, T_k]
         scores = scores.masked_fill(future, float("-inf"))
-    if scores.numel() and torch.isneginf(scores).all(dim=-1).any():
+    # A value check, so CPU only: no values on meta, no host sync per call on an accelerator
+    # (lib._checks.values_checkable); there a fully masked row gives NaN, as in torch's SDPA.
+    if scores.numel() and values_checkable(scores) and torch.isneginf(scores).all(dim=-1).any():
         raise ValueError(
             "every key is masked (-inf) for at least one query row: softmax would be NaN; "
             "check bias and causal"

@@ -32,14 +32,17 @@ import torch
 from torch import nn
 
 from lib._checks import (
+    check_base,
     check_choice,
     check_even,
+    check_finite,
+    check_fits,
     check_floating,
     check_integer_tensor,
     check_ndim,
-    check_positive_float,
     check_positive_int,
     check_tensor,
+    values_checkable,
 )
 
 __all__ = [
@@ -84,13 +87,19 @@ def rope_inv_freq(d_head: int, base: float = 10000.0) -> torch.Tensor:
 
     Shapes: returns ``[d_head // 2]`` float32.
 
-    Raises ``TypeError``/``ValueError`` if ``d_head`` is not a positive even int or ``base`` is not
-    a finite number > 0.
+    Raises ``TypeError``/``ValueError`` if ``d_head`` is not a positive even int, ``base`` is not
+    a finite number > 1, or ``base`` is so large that some θ_i is 0 in float32.
     """
     d_head = check_even("d_head", d_head)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     exponent = torch.arange(0, d_head, 2, dtype=torch.float64) / d_head  # [d_half]: 2i / d_head
-    return (1.0 / base**exponent).to(torch.float32)
+    inv_freq = (1.0 / base**exponent).to(torch.float32)
+    if values_checkable(inv_freq) and not bool((inv_freq > 0).all()):
+        raise ValueError(
+            f"base={base} is too large for d_head={d_head}: the slowest frequencies are 0 in "
+            "float32 (those pairs would never turn)"
+        )
+    return inv_freq
 
 
 def _check_positions(name: str, positions: object) -> torch.Tensor:
@@ -122,12 +131,20 @@ def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor
     (integer positions are exact in float32 up to 2^24 = 16,777,216).
 
     Shapes: ``positions: [..., T]``, ``inv_freq: [d_half]`` -> ``[..., T, d_half]`` float32.
+
+    Raises ``TypeError``/``ValueError`` for the wrong dtypes or shapes, an empty ``inv_freq``, or
+    (for CPU tensors; on other devices value checks are skipped, see
+    :func:`lib._checks.values_checkable`) NaN/inf in ``positions`` or ``inv_freq``.
     """
     _check_positions("positions", positions)
     check_ndim("positions", positions, minimum=1)
     check_floating("inv_freq", inv_freq)
     if inv_freq.dim() != 1:
         raise ValueError(f"inv_freq must be 1-D [d_head // 2], got shape {tuple(inv_freq.shape)}")
+    if inv_freq.numel() == 0:
+        raise ValueError("inv_freq must have at least one frequency (d_head // 2 >= 1), got 0")
+    check_finite("inv_freq", inv_freq)
+    check_finite("positions", positions)
     if inv_freq.device != positions.device:
         raise ValueError(
             f"inv_freq is on {inv_freq.device} but positions is on {positions.device}; "
@@ -148,12 +165,23 @@ def rope_frequencies(
 
     Shapes: returns ``(cos, sin)``, each ``[max_len, d_head // 2]`` float32 — one column per pair,
     not duplicated to ``d_head`` the way transformers' ``LlamaRotaryEmbedding`` returns them.
+
+    The angles (float32 positions times float32 θ, as :func:`rope_angles`) are formed block by
+    block in the ``sin`` table itself, so the peak memory stays close to the two tables.
     """
     d_head = check_even("d_head", d_head)
     max_len = check_positive_int("max_len", max_len)
-    inv_freq = rope_inv_freq(d_head, base)
-    angles = rope_angles(torch.arange(max_len), inv_freq)  # [max_len, d_half]
-    return angles.cos(), angles.sin()
+    inv_freq = rope_inv_freq(d_head, base)  # [d_half] float32
+    d_half = d_head // 2
+    check_fits(f"d_head={d_head}, max_len={max_len}", (2, max_len, d_half), torch.float32)
+    sin = torch.empty(max_len, d_half, dtype=torch.float32, device=inv_freq.device)
+    step = max(1, 2**18 // d_half)
+    for start in range(0, max_len, step):
+        stop = min(start + step, max_len)
+        positions = torch.arange(start, stop, device=inv_freq.device).to(torch.float32)  # [R]
+        torch.mul(positions[:, None], inv_freq, out=sin[start:stop])  # angles m·θ_i
+    cos = torch.cos(sin)
+    return cos, sin.sin_()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -551,7 +579,7 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         self.d_head = check_even("d_head", d_head)
         self.max_len = check_positive_int("max_len", max_len)
-        self.base = check_positive_float("base", base)
+        self.base = check_base("base", base)
         self.pairing = check_choice("pairing", pairing, PAIRINGS)
         cos, sin = rope_frequencies(self.d_head, self.max_len, self.base)
         self.register_buffer("inv_freq", rope_inv_freq(self.d_head, self.base), persistent=False)
@@ -579,7 +607,12 @@ class RotaryEmbedding(nn.Module):
         check_integer_tensor("positions", positions)
         if positions.dim() not in (1, 2):
             raise ValueError(f"positions must be [T] or [B, T], got shape {tuple(positions.shape)}")
-        if positions.numel() and (positions.min() < 0 or positions.max() >= self.max_len):
+        # A value check: CPU only (no values on meta, no host sync per call on an accelerator).
+        if (
+            positions.numel()
+            and values_checkable(positions)
+            and (positions.min() < 0 or positions.max() >= self.max_len)
+        ):
             raise ValueError(
                 f"positions must lie in [0, max_len) = [0, {self.max_len}), got values from "
                 f"{int(positions.min())} to {int(positions.max())}: positions past the table"

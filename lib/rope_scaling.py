@@ -38,9 +38,11 @@ from collections.abc import Callable, Sequence
 import torch
 
 from lib._checks import (
+    check_base,
     check_choice,
     check_even,
     check_floating,
+    check_int,
     check_positive_float,
     check_positive_int,
 )
@@ -82,8 +84,30 @@ def _check_ntk_dim(d_head: int) -> int:
     return d_head
 
 
-def _result(inv_freq_f64: torch.Tensor, attention_factor: float) -> ScalingResult:
-    return inv_freq_f64.to(torch.float32), float(attention_factor)
+def _result(inv_freq_f64: torch.Tensor, attention_factor: float, params: str) -> ScalingResult:
+    """Round to float32, refusing frequencies that overflowed or underflowed (``params`` names
+    the arguments that produced them)."""
+    inv_freq = inv_freq_f64.to(torch.float32)
+    if not bool((torch.isfinite(inv_freq) & (inv_freq > 0)).all()):
+        raise ValueError(
+            f"{params}: some scaled frequencies are not finite numbers > 0 in float32 (the factor "
+            "or base overflows the formula, or divides a frequency down to 0); use a smaller one"
+        )
+    if not math.isfinite(attention_factor) or attention_factor <= 0:
+        raise ValueError(
+            f"{params}: attention_factor must be finite and > 0, got {attention_factor}"
+        )
+    return inv_freq, float(attention_factor)
+
+
+def _power(name: str, value: float, exponent: float) -> float:
+    """``value ** exponent`` for the NTK bases, with a ValueError naming ``name`` on overflow."""
+    try:
+        return value**exponent
+    except OverflowError:
+        raise ValueError(
+            f"{name}={value} is too large: {name}^{exponent:.4g} overflows a float"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -111,9 +135,9 @@ def linear_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
     Shapes: returns ``([d_head // 2] float32, float)``.
     """
     d_head = check_even("d_head", d_head)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     factor = _check_factor("factor", factor)
-    return _result(1.0 / base ** _exponents(d_head) / factor, 1.0)
+    return _result(1.0 / base ** _exponents(d_head) / factor, 1.0, f"linear: factor={factor}")
 
 
 def ntk_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
@@ -129,10 +153,10 @@ def ntk_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
     Shapes: returns ``([d_head // 2] float32, float)``.
     """
     d_head = _check_ntk_dim(d_head)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     factor = _check_factor("factor", factor)
-    new_base = base * factor ** (d_head / (d_head - 2))
-    return _result(1.0 / new_base ** _exponents(d_head), 1.0)
+    new_base = base * _power("factor", factor, d_head / (d_head - 2))
+    return _result(1.0 / new_base ** _exponents(d_head), 1.0, f"ntk: factor={factor}, base={base}")
 
 
 def dynamic_ntk_scaling(
@@ -156,15 +180,21 @@ def dynamic_ntk_scaling(
     Shapes: returns ``([d_head // 2] float32, float)``.
     """
     d_head = _check_ntk_dim(d_head)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     factor = _check_factor("factor", factor)
     max_position_embeddings = check_positive_int("max_position_embeddings", max_position_embeddings)
     if seq_len is None:
         seq_len = max_position_embeddings
     seq_len = max(check_positive_int("seq_len", seq_len), max_position_embeddings)
     stretch = factor * seq_len / max_position_embeddings - (factor - 1)
-    new_base = base * stretch ** (d_head / (d_head - 2))
-    return _result(1.0 / new_base ** _exponents(d_head), 1.0)
+    new_base = base * _power(
+        "factor * seq_len / max_position_embeddings - (factor - 1)", stretch, d_head / (d_head - 2)
+    )
+    return _result(
+        1.0 / new_base ** _exponents(d_head),
+        1.0,
+        f"dynamic: factor={factor}, seq_len={seq_len}, base={base}",
+    )
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -215,9 +245,7 @@ def yarn_scaling(
     Shapes: returns ``([d_head // 2] float32, float)``.
     """
     d_head = check_even("d_head", d_head)
-    base = check_positive_float("base", base)
-    if base == 1.0:
-        raise ValueError("base must not be 1 for YaRN (its correction range divides by ln base)")
+    base = check_base("base", base)
     factor = _check_factor("factor", factor)
     original = check_positive_int(
         "original_max_position_embeddings", original_max_position_embeddings
@@ -257,7 +285,7 @@ def yarn_scaling(
 
     theta = 1.0 / base ** _exponents(d_head)
     inv_freq = (theta / factor) * ramp + theta * (1.0 - ramp)
-    return _result(inv_freq, attention_factor)
+    return _result(inv_freq, attention_factor, f"yarn: factor={factor}, base={base}")
 
 
 def _check_factor_list(name: str, values: object, d_half: int) -> torch.Tensor:
@@ -301,12 +329,13 @@ def longrope_scaling(
     ``([d_head // 2] float32, float)``.
     """
     d_head = check_even("d_head", d_head)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     d_half = d_head // 2
     short = _check_factor_list("short_factor", short_factor, d_half)
     long = _check_factor_list("long_factor", long_factor, d_half)
-    original = check_positive_int(
-        "original_max_position_embeddings", original_max_position_embeddings
+    # >= 2: the attention factor divides by ln(original_max_position_embeddings)
+    original = check_int(
+        "original_max_position_embeddings", original_max_position_embeddings, minimum=2
     )
     if factor is not None:
         factor = _check_factor("factor", factor)
@@ -335,7 +364,7 @@ def longrope_scaling(
 
     rescale = long if seq_len is not None and seq_len > original else short
     inv_freq = 1.0 / (rescale * base ** _exponents(d_head))
-    return _result(inv_freq, attention_factor)
+    return _result(inv_freq, attention_factor, f"longrope: factor={factor}, base={base}")
 
 
 def llama3_scaling(
@@ -365,7 +394,7 @@ def llama3_scaling(
     Shapes: returns ``([d_head // 2] float32, float)``.
     """
     d_head = check_even("d_head", d_head)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     factor = _check_factor("factor", factor)
     low = check_positive_float("low_freq_factor", low_freq_factor)
     high = check_positive_float("high_freq_factor", high_freq_factor)
@@ -386,7 +415,9 @@ def llama3_scaling(
     smooth = (original / wavelength - low) / (high - low)
     smoothed = (1 - smooth) * scaled / factor + smooth * scaled
     is_medium = (wavelength >= high_freq_wavelength) & (wavelength <= low_freq_wavelength)
-    return _result(torch.where(is_medium, smoothed, scaled), 1.0)
+    return _result(
+        torch.where(is_medium, smoothed, scaled), 1.0, f"llama3: factor={factor}, base={base}"
+    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import torch
 
-from lib._checks import check_even, check_int, check_positive_float, check_positive_int
+from lib._checks import check_base, check_even, check_fits, check_int, check_positive_int
 
 __all__ = [
     "SINUSOIDAL_LAYOUTS",
@@ -46,7 +46,7 @@ def sinusoidal_frequencies(
 
     Args:
         d_model: embedding width, a positive even integer.
-        base: the frequency base (10000 in the paper), a real number > 0.
+        base: the frequency base (10000 in the paper), a real number > 1.
         device: where to create the tensor.
 
     Returns:
@@ -54,10 +54,10 @@ def sinusoidal_frequencies(
 
     Raises:
         TypeError: ``d_model`` is not an int or ``base`` is not a real number.
-        ValueError: ``d_model`` is not positive and even, or ``base`` is not > 0.
+        ValueError: ``d_model`` is not positive and even, or ``base`` is not > 1.
     """
     d_model = check_even("d_model", d_model)
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64, device=device)  # [d_model/2]
     return base ** (-two_i / d_model)
 
@@ -75,7 +75,7 @@ def sinusoidal_pe(
     Args:
         max_len: number of positions (rows), ``p = 0 .. max_len − 1``; an int >= 1.
         d_model: embedding width, a positive even integer.
-        base: the frequency base (10000 in the paper), a real number > 0.
+        base: the frequency base (10000 in the paper), a real number > 1.
         device: where to create the table.
 
     Returns:
@@ -83,16 +83,32 @@ def sinusoidal_pe(
 
     Raises:
         TypeError: an argument has the wrong type (e.g. a float ``max_len``).
-        ValueError: ``max_len < 1``, ``d_model`` odd or < 2, ``base <= 0``.
+        ValueError: ``max_len < 1``, ``d_model`` odd or < 2, ``base <= 1``, or a table too
+            large for the device.
     """
     max_len = check_positive_int("max_len", max_len)
     inv_freq = sinusoidal_frequencies(d_model, base, device=device)  # [d_model/2], float64
-    positions = torch.arange(max_len, dtype=torch.float64, device=device)  # [max_len]
-    angles = positions[:, None] * inv_freq[None, :]  # [max_len, d_model/2]
-    pe = torch.empty(max_len, d_model, dtype=torch.float64, device=device)
-    pe[:, 0::2] = torch.sin(angles)  # even dims: sin
-    pe[:, 1::2] = torch.cos(angles)  # odd dims: cos
-    return pe.to(torch.float32)
+    check_fits(f"max_len={max_len}, d_model={d_model}", (max_len, d_model), torch.float32, device)
+    pe = torch.empty(max_len, d_model, dtype=torch.float32, device=device)
+    for rows in _row_blocks(max_len, d_model // 2):
+        positions = torch.arange(rows.start, rows.stop, dtype=torch.float64, device=device)  # [R]
+        angles = positions[:, None] * inv_freq[None, :]  # [R, d_model/2] float64
+        pe[rows, 0::2] = torch.sin(angles)  # even dims: sin, rounded once to float32
+        pe[rows, 1::2] = torch.cos(angles)  # odd dims: cos
+    return pe
+
+
+#: Float64 angles per block when a table is built: the work space beside the float32 result stays
+#: a few MB (a table of at most this many pairs is computed in one block).
+_BLOCK_PAIRS = 2**18
+
+
+def _row_blocks(n_rows: int, pairs_per_row: int):
+    """Slices of rows covering ``0 .. n_rows``, each holding at most ``_BLOCK_PAIRS`` pairs (at
+    least 64 rows; a multiple of 64 rows, so every block but the last is whole SIMD vectors)."""
+    step = max(64, _BLOCK_PAIRS // max(pairs_per_row, 1) // 64 * 64)
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
 
 
 def sinusoidal_pe_concat(
@@ -117,7 +133,7 @@ def sinusoidal_pe_concat(
     Args:
         max_len: number of positions, an int >= 1.
         d_model: embedding width, an even integer >= 4 (``h − 1`` must be > 0).
-        base: the frequency base, a real number > 0.
+        base: the frequency base, a real number > 1.
         device: where to create the table.
 
     Returns:
@@ -125,7 +141,8 @@ def sinusoidal_pe_concat(
 
     Raises:
         TypeError: an argument has the wrong type.
-        ValueError: ``max_len < 1``, ``d_model`` odd or < 4, ``base <= 0``.
+        ValueError: ``max_len < 1``, ``d_model`` odd or < 4, ``base <= 1``, or a table too
+            large for the device.
     """
     max_len = check_positive_int("max_len", max_len)
     d_model = check_even("d_model", d_model)
@@ -134,14 +151,18 @@ def sinusoidal_pe_concat(
             f"d_model must be >= 4 for the concat layout (its exponent divides by d_model/2 - 1), "
             f"got {d_model}"
         )
-    base = check_positive_float("base", base)
+    base = check_base("base", base)
+    check_fits(f"max_len={max_len}, d_model={d_model}", (max_len, d_model), torch.float32, device)
     half_dim = d_model // 2
     i = torch.arange(half_dim, dtype=torch.float64, device=device)  # [h]
     inv_timescales = torch.exp(-math.log(base) * i / (half_dim - 1))  # [h]
-    positions = torch.arange(max_len, dtype=torch.float64, device=device)  # [max_len]
-    angles = positions[:, None] * inv_timescales[None, :]  # [max_len, h]
-    pe = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)  # [max_len, 2h]
-    return pe.to(torch.float32)
+    pe = torch.empty(max_len, d_model, dtype=torch.float32, device=device)
+    for rows in _row_blocks(max_len, half_dim):
+        positions = torch.arange(rows.start, rows.stop, dtype=torch.float64, device=device)  # [R]
+        angles = positions[:, None] * inv_timescales[None, :]  # [R, h] float64
+        pe[rows, :half_dim] = torch.sin(angles)  # [sin | cos], rounded once to float32
+        pe[rows, half_dim:] = torch.cos(angles)
+    return pe
 
 
 #: Sinusoidal layouts by name; each is ``f(max_len, d_model, base=10000.0) -> [max_len, d_model]``.
@@ -171,7 +192,7 @@ def relative_rotation(
     Args:
         k: the offset, any int (negative moves backwards).
         d_model: embedding width, a positive even integer.
-        base: the frequency base, a real number > 0.
+        base: the frequency base, a real number > 1.
         device: where to create the matrix.
 
     Returns:
@@ -179,7 +200,7 @@ def relative_rotation(
 
     Raises:
         TypeError: ``k`` or ``d_model`` is not an int, ``base`` not a real number.
-        ValueError: ``d_model`` not positive and even, ``base <= 0``.
+        ValueError: ``d_model`` not positive and even, ``base <= 1``.
     """
     k = check_int("k", k)
     inv_freq = sinusoidal_frequencies(d_model, base, device=device)  # [d_model/2], float64

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from lib.alibi import alibi_bias
 from lib.attention import SelfAttention, attention
@@ -16,6 +18,12 @@ from lib.attention import SelfAttention, attention
 
 def rand(*shape, seed=0, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def tensors(*shape: int):
+    """Float32 tensors of ``shape`` whose values hypothesis draws (and shrinks) itself."""
+    elements = st.floats(-4, 4, width=32, allow_subnormal=False)
+    return hnp.arrays(np.float32, shape, elements=elements).map(torch.from_numpy)
 
 
 # ---------------------------------------------------------------- attention vs SDPA
@@ -32,7 +40,6 @@ def test_pinned_tiny():
     torch.testing.assert_close(out, torch.tensor([[10 * e / (e + 1), 10 / (e + 1)]]))
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     b=st.integers(1, 3),
     h=st.integers(1, 4),
@@ -40,18 +47,16 @@ def test_pinned_tiny():
     t_k=st.integers(1, 9),
     d=st.integers(1, 16),
     d_v=st.integers(1, 8),
-    seed=st.integers(0, 2**16),
+    data=st.data(),
 )
-def test_matches_sdpa(b, h, t_q, t_k, d, d_v, seed):
-    q, k, v = (
-        rand(b, h, t_q, d, seed=seed),
-        rand(b, h, t_k, d, seed=seed + 1),
-        rand(b, h, t_k, d_v, seed=seed + 2),
-    )
+def test_matches_sdpa(b, h, t_q, t_k, d, d_v, data):
+    q = data.draw(tensors(b, h, t_q, d), label="q")
+    k = data.draw(tensors(b, h, t_k, d), label="k")
+    v = data.draw(tensors(b, h, t_k, d_v), label="v")
     torch.testing.assert_close(
         attention(q, k, v), F.scaled_dot_product_attention(q, k, v), atol=1e-5, rtol=1e-5
     )
-    bias = rand(h, t_q, t_k, seed=seed + 3)
+    bias = data.draw(tensors(h, t_q, t_k), label="bias")
     torch.testing.assert_close(
         attention(q, k, v, bias=bias),
         F.scaled_dot_product_attention(q, k, v, attn_mask=bias),
@@ -66,7 +71,6 @@ def test_matches_sdpa(b, h, t_q, t_k, d, d_v, seed):
     )
 
 
-@settings(max_examples=30, deadline=None)
 @given(h=st.integers(1, 4), t=st.integers(1, 10), seed=st.integers(0, 2**16))
 def test_causal_matches_sdpa(h, t, seed):
     q, k, v = (rand(2, h, t, 8, seed=seed + i) for i in range(3))
@@ -108,11 +112,22 @@ def test_causal_weights_and_future_independence():
 
 
 def test_low_precision_inputs_computed_in_float32():
-    q, k, v = (rand(2, 3, 7, 16, seed=i) for i in range(3))
-    ref = attention(q, k, v, causal=True)
-    out, w = attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), causal=True, return_weights=True)
+    # Compare with the exact (float64) attention of the same bf16 inputs. Computed in float32, the
+    # weights are within float32 rounding (~1e-7) and `out` is that result rounded once to bf16:
+    # within half a bf16 ulp (plus float32 noise). Computing in bf16 misses both by far (weights
+    # off by ~3e-3, outputs by many ulps), and so does a bf16 product of float32 weights with v.
+    q, k, v = (rand(2, 3, 7, 16, seed=i).bfloat16() for i in range(3))
+    out, w = attention(q, k, v, causal=True, return_weights=True)
     assert out.dtype == torch.bfloat16 and w.dtype == torch.float32
-    torch.testing.assert_close(out.float(), ref, atol=3e-2, rtol=3e-2)
+    scores = (q.double() @ k.double().transpose(-2, -1)) / math.sqrt(16)  # [B, H, T, T]
+    scores = scores.masked_fill(torch.ones(7, 7, dtype=torch.bool).triu(1), -math.inf)
+    w_exact = torch.softmax(scores, dim=-1)
+    out_exact = w_exact @ v.double()  # [B, H, T, d]
+    torch.testing.assert_close(w.double(), w_exact, atol=1e-6, rtol=0)
+    half_ulp = torch.finfo(torch.bfloat16).eps / 2
+    error = (out.double() - out_exact).abs()
+    bound = out_exact.abs() * (half_ulp + 1e-5) + 1e-6
+    assert bool((error <= bound).all()), f"max error / bound = {(error / bound).max().item():.2f}"
 
 
 # ---------------------------------------------------------------- attention errors
@@ -182,13 +197,12 @@ def test_self_attention_matches_multihead_attention():
     torch.testing.assert_close(ours(x, causal=True), ref_causal, atol=1e-5, rtol=1e-5)
 
 
-@settings(max_examples=30, deadline=None)
-@given(t=st.integers(2, 8), seed=st.integers(0, 2**16))
-def test_self_attention_is_permutation_equivariant(t, seed):
-    torch.manual_seed(seed)
+@given(t=st.integers(2, 8), seed=st.integers(0, 2**16), data=st.data())
+def test_self_attention_is_permutation_equivariant(t, seed, data):
+    torch.manual_seed(seed)  # the layer's weights; the inputs and the permutation are drawn
     layer = SelfAttention(8, 2)
-    x = rand(1, t, 8, seed=seed)
-    perm = torch.randperm(t, generator=torch.Generator().manual_seed(seed + 1))
+    x = data.draw(tensors(1, t, 8), label="x")
+    perm = torch.tensor(data.draw(st.permutations(range(t)), label="perm"))
     torch.testing.assert_close(layer(x[:, perm]), layer(x)[:, perm], atol=1e-5, rtol=1e-5)
 
 

@@ -1,11 +1,33 @@
-"""lib._checks: the argument checks behind every public function's errors."""
+"""lib._checks, and every public function refusing degenerate input with a named ValueError/TypeError
+(base <= 1, lengths a formula divides by, overflowing factors, empty or non-finite inputs, sizes that
+cannot fit), and running on the meta device (value checks run on the CPU only)."""
 
 from __future__ import annotations
+
+import math
+import time
 
 import pytest
 import torch
 
 from lib import _checks
+from lib.alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
+from lib.attention import SelfAttention, attention
+from lib.learned import LearnedPositionalEmbedding, TokenAndPositionEmbedding
+from lib.rope import (
+    RotaryEmbedding,
+    precompute_freqs_cis,
+    rope_angles,
+    rope_frequencies,
+    rope_inv_freq,
+)
+from lib.rope_scaling import ROPE_SCALING, scaled_inv_freq
+from lib.sinusoidal import (
+    relative_rotation,
+    sinusoidal_frequencies,
+    sinusoidal_pe,
+    sinusoidal_pe_concat,
+)
 
 
 @pytest.mark.parametrize(
@@ -52,3 +74,202 @@ def test_valid_values_pass_through():
     assert _checks.check_positive_float("f", 0, allow_zero=True) == 0.0
     x = torch.arange(3)
     assert _checks.check_integer_tensor("positions", x) is x
+
+
+# ---------------------------------------------------------------- degenerate inputs, every module
+
+#: Parameters that make each scaling method valid, so that only ``base`` is wrong below.
+SCALING_PARAMS = {
+    "default": {},
+    "linear": {"factor": 2.0},
+    "ntk": {"factor": 2.0},
+    "dynamic": {"factor": 2.0, "max_position_embeddings": 16},
+    "yarn": {"factor": 2.0, "original_max_position_embeddings": 16},
+    "longrope": {
+        "short_factor": [1.0] * 4,
+        "long_factor": [2.0] * 4,
+        "original_max_position_embeddings": 16,
+        "factor": 2.0,
+    },
+    "llama3": {
+        "factor": 2.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 16,
+    },
+}
+
+BASE_USERS = {
+    "rope_inv_freq": lambda base: rope_inv_freq(8, base),
+    "rope_frequencies": lambda base: rope_frequencies(8, 4, base),
+    "precompute_freqs_cis": lambda base: precompute_freqs_cis(8, 4, base),
+    "RotaryEmbedding": lambda base: RotaryEmbedding(8, 4, base),
+    "sinusoidal_frequencies": lambda base: sinusoidal_frequencies(8, base),
+    "sinusoidal_pe": lambda base: sinusoidal_pe(4, 8, base),
+    "sinusoidal_pe_concat": lambda base: sinusoidal_pe_concat(4, 8, base),
+    "relative_rotation": lambda base: relative_rotation(1, 8, base),
+    **{
+        f"scaled_inv_freq[{name}]": (
+            lambda base, name=name, p=p: scaled_inv_freq(name, 8, base, **p)
+        )
+        for name, p in SCALING_PARAMS.items()
+    },
+}
+
+
+def test_the_base_list_covers_every_scaling_method():
+    assert set(SCALING_PARAMS) == set(ROPE_SCALING)
+
+
+@pytest.mark.parametrize("user", sorted(BASE_USERS))
+@pytest.mark.parametrize("base", [1.0, 0.5, 1 - 1e-12])
+def test_a_base_at_most_1_is_refused_everywhere(user, base):
+    with pytest.raises(ValueError, match=r"base must be > 1 .* got "):
+        BASE_USERS[user](base)
+
+
+@pytest.mark.parametrize("user", sorted(BASE_USERS))
+def test_a_valid_base_just_above_1_still_works(user):
+    BASE_USERS[user](1.5)
+
+
+def test_check_base():
+    assert _checks.check_base("base", 10_000) == 10_000.0
+    with pytest.raises(TypeError, match="base must be a real number"):
+        _checks.check_base("base", "10000")
+    with pytest.raises(ValueError, match="base must be finite"):
+        _checks.check_base("base", math.inf)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        # a length that a formula divides by (ln 1 = 0)
+        (
+            "longrope",
+            {**SCALING_PARAMS["longrope"], "original_max_position_embeddings": 1},
+            "original_max_position_embeddings must be >= 2, got 1",
+        ),
+        # factors that overflow the formula, or divide every frequency down to 0
+        ("ntk", {"factor": 1e300}, r"factor=1e\+300 is too large"),
+        ("linear", {"factor": 1e308}, r"linear: factor=1e\+308: some scaled frequencies"),
+        (
+            "dynamic",
+            {"factor": 1e200, "max_position_embeddings": 16, "seq_len": 10**6},
+            "dynamic: factor=1e.200, seq_len=1000000",
+        ),
+        ("yarn", {"factor": 1e308, "original_max_position_embeddings": 16}, "yarn: factor="),
+        ("llama3", {**SCALING_PARAMS["llama3"], "factor": 1e308}, "llama3: factor="),
+    ],
+)
+def test_scaling_refuses_degenerate_lengths_and_factors(name, params, message):
+    with pytest.raises(ValueError, match=message):
+        scaled_inv_freq(name, 8, 10_000.0, **params)
+
+
+def test_a_base_so_large_that_frequencies_vanish_is_refused():
+    with pytest.raises(ValueError, match=r"base=1e\+300 is too large for d_head=128"):
+        rope_inv_freq(128, 1e300)
+
+
+def test_empty_inputs_are_refused():
+    q = torch.randn(2, 3, 4)
+    with pytest.raises(ValueError, match=r"at least one key \(T_k >= 1\)"):
+        attention(q, torch.randn(2, 0, 4), torch.randn(2, 0, 5))
+    with pytest.raises(ValueError, match="last dim d >= 1"):
+        attention(torch.randn(2, 3, 0), torch.randn(2, 3, 0), torch.randn(2, 3, 5))
+    with pytest.raises(ValueError, match="inv_freq must have at least one frequency"):
+        rope_angles(torch.arange(4), torch.empty(0))
+    # zero queries are not degenerate: an empty result of the right shape
+    assert attention(torch.randn(2, 0, 4), q, q).shape == (2, 0, 4)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_positions_and_frequencies_are_refused(bad):
+    positions = torch.tensor([0.0, 1.5, bad])
+    with pytest.raises(ValueError, match=r"positions must be finite .* 1 non-finite"):
+        rope_angles(positions, rope_inv_freq(8))
+    inv_freq = rope_inv_freq(8).clone()
+    inv_freq[1] = bad
+    with pytest.raises(ValueError, match=r"inv_freq must be finite"):
+        rope_angles(torch.arange(3), inv_freq)
+
+
+def test_check_finite_skips_values_off_the_cpu():
+    assert not _checks.values_checkable(torch.empty(3, device="meta"))
+    assert _checks.values_checkable(torch.empty(3), torch.empty(2))
+    meta = torch.empty(3, device="meta")
+    assert _checks.check_finite("x", meta) is meta  # nothing to read: no error, no crash
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: alibi_slopes(2**40), r"n_heads=1099511627776: .* GiB"),
+        (lambda: alibi_bias(8, 2**24), r"n_heads=8, seq_len=16777216: .* GiB"),
+        (lambda: alibi_bias_bloom(2**40, 2**20), r"n_heads=1099511627776, seq_len=1048576"),
+        (lambda: sinusoidal_pe(2**40, 512), r"max_len=1099511627776, d_model=512"),
+        (lambda: sinusoidal_pe_concat(2**40, 512), r"max_len=1099511627776, d_model=512"),
+        (lambda: rope_frequencies(128, 2**40), r"d_head=128, max_len=1099511627776"),
+        (lambda: RotaryEmbedding(128, 2**40), r"d_head=128, max_len=1099511627776"),
+        (lambda: LearnedPositionalEmbedding(2**40, 768), r"max_len=1099511627776, d_model=768"),
+        (lambda: TokenAndPositionEmbedding(2**40, 8, 768), r"vocab_size=1099511627776"),
+        (lambda: alibi_bias(2**32, 2**32, device="meta"), "more than a tensor can hold"),
+    ],
+)
+def test_sizes_that_cannot_fit_are_refused_before_allocating(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_alibi_slopes_for_many_heads_do_not_loop_in_python():
+    start = time.perf_counter()
+    slopes = alibi_slopes(2**22)
+    assert time.perf_counter() - start < 30  # the per-head Python loop took minutes
+    assert slopes.shape == (2**22,) and bool((slopes > 0).all()) and bool((slopes < 1).all())
+    assert bool((slopes[1 : 2**21] < slopes[: 2**21 - 1]).all())  # the power-of-two run falls
+
+
+# ---------------------------------------------------------------- the meta device
+
+
+def test_rotary_embedding_runs_on_meta_with_positions():
+    rotary = RotaryEmbedding(8, 16).to("meta")
+    q = torch.empty(2, 2, 5, 8, device="meta")
+    for positions in (torch.arange(5, device="meta"), torch.zeros(2, 5, dtype=torch.long)):
+        q2, k2 = rotary(q, q, positions.to("meta"))
+        assert q2.shape == q.shape and q2.device.type == "meta" and k2.shape == q.shape
+    with torch.device("meta"):
+        built = RotaryEmbedding(8, 16)
+    assert built.cos.device.type == "meta"
+
+
+def test_learned_embeddings_run_on_meta():
+    with torch.device("meta"):
+        table = LearnedPositionalEmbedding(16, 8)
+        both = TokenAndPositionEmbedding(10, 16, 8)
+        assert table(torch.arange(4)).shape == (4, 8)
+        assert both(torch.zeros(2, 4, dtype=torch.long)).shape == (2, 4, 8)
+
+
+def test_attention_runs_on_meta():
+    q = torch.empty(2, 3, 4, 8, device="meta")
+    assert attention(q, q, q, causal=True).shape == (2, 3, 4, 8)
+    out, weights = attention(q, q, q, bias=alibi_bias(3, 4, device="meta"), return_weights=True)
+    assert out.device.type == "meta" and weights.shape == (2, 3, 4, 4)
+    layer = SelfAttention(8, 2).to("meta")
+    assert layer(torch.empty(1, 4, 8, device="meta"), causal=True).shape == (1, 4, 8)
+
+
+def test_value_checks_still_run_on_the_cpu():
+    # the meta-device exemptions must not switch the checks off where values exist
+    with pytest.raises(ValueError, match="past the table"):
+        RotaryEmbedding(8, 4)(
+            torch.randn(1, 1, 2, 8), torch.randn(1, 1, 2, 8), torch.tensor([0, 4])
+        )
+    with pytest.raises(ValueError, match="past the table"):
+        LearnedPositionalEmbedding(4, 2)(torch.tensor([4]))
+    fully_masked = torch.zeros(3, 3)
+    fully_masked[1] = -math.inf
+    with pytest.raises(ValueError, match="every key is masked"):
+        attention(torch.randn(3, 2), torch.randn(3, 2), torch.randn(3, 2), bias=fully_masked)

@@ -7,7 +7,7 @@ import resource
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
@@ -53,7 +53,6 @@ def test_lookup_pinned():
     )
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     V=st.integers(1, 20),
     d=st.integers(1, 8),
@@ -209,7 +208,6 @@ def test_real_configs_are_well_formed():
 
 
 def test_minilm_config_matches_the_installed_package():
-    pytest.importorskip("transformers")
     from transformers import AutoConfig
 
     from lib.pretrained import minilm_path
@@ -224,7 +222,6 @@ def test_minilm_config_matches_the_installed_package():
 
 def test_transformers_default_configs_tie_like_the_table():
     # GPT-2's and BERT's config.json do not set tie_word_embeddings: the library default applies.
-    pytest.importorskip("transformers")
     from transformers import BertConfig, GPT2Config
 
     gpt2, bert = GPT2Config(), BertConfig()

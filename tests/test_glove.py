@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.corpus import generate_corpus
@@ -45,7 +45,6 @@ def test_cooccurrence_uniform_and_across_sentences():
     assert stream.tolist() == [[0, 1, 0.5], [1, 0, 1], [0.5, 1, 0]]
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     lengths=st.lists(st.integers(1, 8), min_size=1, max_size=5),
     window=st.integers(1, 4),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lib.mrope import (
@@ -16,7 +16,6 @@ from lib.mrope import (
 )
 from lib.rope import apply_rope, rope_angles, rope_inv_freq
 
-FAST = settings(max_examples=30, deadline=None)
 LAYOUTS = ("chunked", "interleaved")
 
 # text 2, image grid (1, 4, 6) -> merged (1, 2, 3), text 3, video (3, 4, 2) -> merged (3, 2, 1), text 2
@@ -53,7 +52,6 @@ def test_position_ids_vision_first_and_merge_size_one():
     ]
 
 
-@FAST
 @given(
     grids=st.lists(
         st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=3
@@ -95,7 +93,6 @@ def test_slot_axes_pinned():
         assert torch.bincount(axes).tolist() == [24, 20, 20]
 
 
-@FAST
 @given(
     s_t=st.integers(0, 30),
     s_h=st.integers(0, 12),

@@ -42,7 +42,7 @@ def test_buckets_equal_transformers_on_a_grid(bidirectional, num_buckets, max_di
     assert torch.equal(ours, ref)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     bidirectional=st.booleans(),
     half=st.integers(2, 40),

@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.rope import (
@@ -26,7 +26,6 @@ from lib.rope import (
 )
 
 PAIRINGS = ("half", "interleaved")
-FAST = settings(max_examples=30, deadline=None)
 
 
 def _rotate_pair(a: float, b: float, angle: float) -> tuple[float, float]:
@@ -121,7 +120,6 @@ def test_rotate_half_pinned():
 # ------------------------------------------------------------------------------ properties
 
 
-@FAST
 @given(
     d_half=st.integers(1, 16),
     n_pos=st.integers(1, 12),
@@ -136,7 +134,6 @@ def test_rope_preserves_norms(d_half, n_pos, pairing, seed):
     torch.testing.assert_close(y.norm(dim=-1), x.norm(dim=-1))
 
 
-@FAST
 @given(
     m=st.integers(0, 500),
     n=st.integers(0, 500),
@@ -171,7 +168,6 @@ def test_score_matrix_is_toeplitz():
         torch.testing.assert_close(diagonal, diagonal[:1].expand_as(diagonal), atol=1e-4, rtol=0)
 
 
-@FAST
 @given(d_half=st.integers(1, 16), n_pos=st.integers(1, 8), seed=st.integers(0, 2**16))
 def test_pairings_agree_under_permutation(d_half, n_pos, seed):
     d = 2 * d_half
@@ -192,7 +188,6 @@ def test_permutations_pinned():
     assert interleaved_to_half_permutation(8).dtype == torch.long
 
 
-@FAST
 @given(
     n_pos=st.integers(1, 40),
     pairing=st.sampled_from(PAIRINGS),
@@ -286,7 +281,6 @@ def test_precompute_freqs_cis_pinned():
     torch.testing.assert_close(fc, expected.to(torch.complex64))
 
 
-@FAST
 @given(n_pos=st.integers(1, 20), d_half=st.integers(1, 12), seed=st.integers(0, 2**16))
 def test_complex_form_equals_interleaved(n_pos, d_half, seed):
     d = 2 * d_half
@@ -368,7 +362,7 @@ def test_bf16_at_long_positions_is_as_accurate_as_float32():
 
 
 def _llama_rotary(d_head: int, base: float):
-    transformers = pytest.importorskip("transformers")
+    import transformers
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
     config = transformers.LlamaConfig(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.rope import rope_inv_freq
@@ -20,7 +20,6 @@ from lib.rope_scaling import (
     yarn_scaling,
 )
 
-FAST = settings(max_examples=30, deadline=None)
 LLAMA31 = {
     "factor": 8.0,
     "low_freq_factor": 1.0,
@@ -65,7 +64,6 @@ def test_ntk_pinned():
     assert att == 1.0
 
 
-@FAST
 @given(d_half=st.integers(2, 64), factor=st.floats(1.0, 64.0), base=st.floats(10.0, 1e6))
 def test_ntk_keeps_first_pair_and_divides_last_by_factor(d_half, factor, base):
     d = 2 * d_half
@@ -171,7 +169,6 @@ def test_wavelengths_pinned():
 # ------------------------------------------------------------------------------ identities
 
 
-@FAST
 @given(d_half=st.integers(1, 64), factor=st.floats(1.0, 100.0), base=st.floats(2.0, 1e6))
 def test_linear_is_default_divided_by_factor(d_half, factor, base):
     d = 2 * d_half
@@ -181,7 +178,6 @@ def test_linear_is_default_divided_by_factor(d_half, factor, base):
     assert att == 1.0
 
 
-@FAST
 @given(d_half=st.integers(2, 64), base=st.floats(2.0, 1e6), seq_len=st.integers(1, 4096))
 def test_factor_one_equals_default(d_half, base, seq_len):
     d = 2 * d_half
@@ -208,7 +204,6 @@ def test_factor_one_equals_default(d_half, base, seq_len):
         assert att == 1.0, name
 
 
-@FAST
 @given(factor=st.floats(1.0, 16.0), seq_len=st.integers(1, 2048))
 def test_dynamic_is_default_within_the_trained_length(factor, seq_len):
     default, _ = scaled_inv_freq("default", 64, 10000.0)
@@ -238,7 +233,7 @@ def test_real_config_llama31_values():
 
 
 def _hf(rope_type: str, d: int, base: float, params: dict, max_pos: int, seq_len=None):
-    transformers = pytest.importorskip("transformers")
+    import transformers
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
@@ -349,7 +344,7 @@ def test_errors_yarn():
         yarn_scaling(64, 1e4, attention_factor=0.0, **kwargs)
     with pytest.raises(ValueError, match="original_max_position_embeddings"):
         yarn_scaling(64, 1e4, factor=4.0, original_max_position_embeddings=0)
-    with pytest.raises(ValueError, match="base must not be 1"):
+    with pytest.raises(ValueError, match="base must be > 1"):
         yarn_scaling(64, 1.0, **kwargs)
 
 

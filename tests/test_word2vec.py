@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.corpus import generate_corpus
@@ -66,7 +66,6 @@ def test_skipgram_pairs_pinned():
     assert window2 == sorted([(a, b), (b, a), (b, c), (c, b), (c, a), (a, c), (a, c), (c, a)])
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
     window=st.integers(1, 4),

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.alibi import (
@@ -114,7 +114,6 @@ def test_bias_panels_data_range_when_zmid_is_none():
     assert fig.data[0].zmin == -1.0 and fig.data[0].zmax == 0.0
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     exponents=st.lists(st.integers(1, 12), min_size=1, max_size=4),
     seq_len=st.integers(1, 6),

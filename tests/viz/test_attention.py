@@ -80,7 +80,7 @@ def test_permutation_slider_rounds_data():
 
 
 # Each example builds a whole figure (~0.1 s, mostly plotly's template): 10 examples keep it fast.
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(t=st.integers(1, 6), d=st.integers(1, 5), seed=st.integers(0, 10_000))
 def test_permutation_slider_moves_rows_with_their_tokens(t, d, seed):
     g = torch.Generator().manual_seed(seed)

@@ -65,7 +65,7 @@ def test_lookup_slider_rounds_and_serialises():
     json.loads(fig.to_json())  # plain JSON: works in a static page
 
 
-@settings(max_examples=10, deadline=None)  # each example builds a plotly figure (~0.1 s)
+@settings(max_examples=10)  # each example builds a plotly figure (~0.1 s)
 @given(
     vocab=st.integers(1, 9),
     d=st.integers(1, 5),
@@ -151,7 +151,7 @@ def test_table_memory_slider_steps_show_one_dtype():
     json.loads(fig.to_json())
 
 
-@settings(max_examples=10, deadline=None)  # each example builds a plotly figure (~0.1 s)
+@settings(max_examples=10)  # each example builds a plotly figure (~0.1 s)
 @given(
     vocab=st.integers(1, 300_000),
     d=st.integers(1, 10_000),
@@ -211,14 +211,13 @@ def test_gradient_rows_slider_steps():
     json.loads(fig.to_json())
 
 
-@settings(max_examples=10, deadline=None)  # each example builds a plotly figure (~0.1 s)
+@settings(max_examples=10)  # each example builds a plotly figure (~0.1 s)
 @given(
     vocab=st.integers(2, 12),
     ids=st.lists(st.integers(0, 100), min_size=1, max_size=10),
     seed=st.integers(0, 2**16),
 )
 def test_gradient_rows_slider_blank_rows_are_the_unused_ids(vocab, ids, seed):
-    pytest.importorskip("lib.embeddings")
     from lib.embeddings import lookup_gradient
 
     ids = torch.tensor([i % vocab for i in ids])

@@ -6,7 +6,7 @@ import math
 
 import plotly.graph_objects as go
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.lab import (
@@ -33,7 +33,6 @@ def test_markdown_table_escapes_pipes_and_newlines_and_keeps_column_order():
     assert comparison_markdown(rows, ["a", "b"]).splitlines()[-1] == "| two lines | x\\|y |"
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     cells=st.lists(
         st.lists(st.text(alphabet="ab|\n ", min_size=1, max_size=6), min_size=3, max_size=3),

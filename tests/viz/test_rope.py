@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.core import OKABE_ITO, rounded
@@ -259,7 +259,6 @@ def explorer_spec() -> tuple[go.Figure, dict]:
     return _EXPLORER_SPEC["fig"], _EXPLORER_SPEC["spec"]
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     moves=st.lists(
         st.one_of(

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.core import OKABE_ITO
@@ -220,7 +220,6 @@ def test_scaling_methods_figure_rejects_mismatched_methods_and_shapes():
         scaling_methods_figure({"two": {"a": theta}}, theta, 100)
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     s=st.sampled_from([2.0, 4.0, 8.0, 16.0]),
     d_half=st.integers(2, 16),

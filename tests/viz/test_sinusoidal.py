@@ -183,7 +183,7 @@ def test_shift_rotation_draws_arrows_from_p_to_p_plus_k():
 
 
 # Each example builds a whole figure (~0.1 s, mostly plotly's template): 10 examples keep it fast.
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(w=st.floats(0.05, 1.5), k=st.integers(1, 6))
 def test_shift_rotation_every_arrow_spans_the_same_chord(w, k):
     pts = pair_points(20, w)

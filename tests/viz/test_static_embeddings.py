@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.static_embeddings import (
@@ -57,7 +57,6 @@ def test_pca_2d_float32_input_is_computed_in_float64():
     assert pca_2d(base).dtype == torch.float64
 
 
-@settings(max_examples=30, deadline=None)
 @given(n=st.integers(4, 12), d=st.integers(2, 6), seed=st.integers(0, 10_000))
 def test_pca_2d_properties(n, d, seed):
     g = torch.Generator().manual_seed(seed)
@@ -81,7 +80,6 @@ def test_pca_2d_properties(n, d, seed):
     torch.testing.assert_close(pca_2d(moved), coords, atol=1e-8, rtol=0)
 
 
-@settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), theta=st.floats(-math.pi, math.pi), reflect=st.booleans())
 def test_pca_2d_reference_undoes_a_rotation_or_reflection(seed, theta, reflect):
     g = torch.Generator().manual_seed(seed)
@@ -118,7 +116,6 @@ def test_cosine_matrix_pinned():
     torch.testing.assert_close(cosine_matrix(vectors), expected)
 
 
-@settings(max_examples=30, deadline=None)
 @given(n=st.integers(1, 8), d=st.integers(1, 6), seed=st.integers(0, 10_000))
 def test_cosine_matrix_matches_torch(n, d, seed):
     vectors = torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
