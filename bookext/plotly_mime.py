@@ -6,9 +6,14 @@ that mime type, so without help a figure is blank on the website. This module is
 - a myst-nb mime-renderer plugin (entry point ``myst_nb.mime_renderers`` in pyproject.toml) that turns
   the figure JSON into a ``<figure>``: a div with a deterministic id, the JSON in a
   ``<script type="application/json">``, and the caption from ``fig.layout.meta["caption"]``; and
-- a Sphinx extension (listed in ``_config.yml``) that copies the installed package's ``plotly.min.js``
-  into the site once, and adds it (and ``bookplot.js``, which draws the figures and follows the
+- a Sphinx extension (listed in ``_config.yml``) that copies plotly.js into the site once, and adds
+  it (and ``bookplot.js``, which draws each figure when it nears the viewport and follows the
   theme's light/dark switch) only to pages that hold a figure.
+
+The site ships plotly.js's *cartesian* partial bundle (1.5 MB instead of 4.8 MB), vendored in
+``bookext/vendor/plotly.js-cartesian-dist-min/`` from npm with its licence: the same plotly.js version
+as the pinned plotly package's own bundle (checked at build time, with the file's SHA-256). A figure
+with a trace type the bundle lacks is a build warning (an error under ``-W``), naming the page.
 
 The notebooks keep plotly's own output, which JupyterLab, VS Code and nbval understand.
 """
@@ -23,10 +28,39 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docutils import nodes
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 MARKER_CLASS = "bookplot-output"
 ASSETS = Path(__file__).parent / "assets"
+# npm `plotly.js-cartesian-dist-min`, unpacked from the registry's tarball (see bookext/vendor/README.md).
+PLOTLY_BUNDLE_DIR = Path(__file__).parent / "vendor" / "plotly.js-cartesian-dist-min"
+PLOTLY_BUNDLE = PLOTLY_BUNDLE_DIR / "plotly-cartesian.min.js"
+PLOTLY_BUNDLE_VERSION = "4.1.1"
+PLOTLY_BUNDLE_SHA256 = "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a"
+# The name the site serves it under: a new version is a new URL, so no reader keeps a stale copy.
+PLOTLY_JS_NAME = f"plotly-cartesian-{PLOTLY_BUNDLE_VERSION}.min.js"
+# The trace modules the bundle registers (its README; the browser test compares them with
+# Plotly.PlotSchema in the page, so this list cannot drift from the file).
+CARTESIAN_TRACES = frozenset(
+    {
+        "bar",
+        "box",
+        "contour",
+        "heatmap",
+        "histogram",
+        "histogram2d",
+        "histogram2dcontour",
+        "image",
+        "pie",
+        "scatter",
+        "scatterternary",
+        "violin",
+    }
+)
+DEFAULT_HEIGHT = 450
 
 
 def _slug(text: str) -> str:
@@ -45,6 +79,7 @@ def figure_html(figure: dict, div_id: str) -> str:
     meta = figure.get("layout", {}).get("meta") or {}
     if not isinstance(meta, dict):
         meta = {}
+    height = figure.get("layout", {}).get("height") or DEFAULT_HEIGHT
     caption = meta.get("caption")
     alt = meta.get("alt") or caption or "Interactive figure"
     payload = json.dumps(
@@ -60,11 +95,12 @@ def figure_html(figure: dict, div_id: str) -> str:
     payload = payload.replace("</", "<\\/")
     parts = [
         f'<figure class="bookplot" id="{div_id}-figure">',
+        # The figure's height is reserved before it is drawn, so the page does not jump.
         # role="figure" (not "img", whose children are presentational): the alt text stays the
         # figure's name and plotly's slider, buttons and the keyboard slider inside stay operable.
         f'<div class="bookplot-graph" id="{div_id}" role="figure" aria-label="{html.escape(alt)}"'
         + (f' aria-describedby="{div_id}-caption"' if caption else "")
-        + ">"
+        + f' style="height:{int(height)}px">'
         "</div>",
         f'<script type="application/json" class="bookplot-data" data-target="{div_id}">'
         f"{payload}</script>",
@@ -94,26 +130,67 @@ class PlotlyMimeRenderer:
         figure = data.content
         if isinstance(figure, (str, bytes)):
             figure = json.loads(figure)
-        div_id = f"bookplot-{_slug(_docname(renderer))}-{data.cell_index}-{data.output_index}"
+        docname = _docname(renderer)
+        missing = unsupported_trace_types(figure)
+        if missing:
+            LOGGER.warning(
+                "%s, cell %s: plotly trace type(s) %s are not in the site's cartesian plotly.js "
+                "bundle (it draws %s); the figure would stay blank on the website",
+                docname,
+                data.cell_index,
+                sorted(missing),
+                ", ".join(sorted(CARTESIAN_TRACES)),
+                type="bookext",
+                subtype="plotly_trace",
+            )
+        div_id = f"bookplot-{_slug(docname)}-{data.cell_index}-{data.output_index}"
         raw = nodes.raw("", figure_html(figure, div_id), format="html")
         raw["classes"].append(MARKER_CLASS)
         return [raw]
 
 
-def _plotly_js_source() -> Path:
-    import plotly
+def trace_types(figure: dict) -> set[str]:
+    """Every trace type a figure draws, in its data and in its animation frames."""
+    traces = list(figure.get("data") or [])
+    for frame in figure.get("frames") or []:
+        traces += list(frame.get("data") or [])
+    return {trace.get("type") or "scatter" for trace in traces}
 
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise FileNotFoundError(f"plotly.min.js not found in the installed plotly package: {path}")
-    return path
+
+def unsupported_trace_types(figure: dict) -> set[str]:
+    """The trace types of ``figure`` that the site's cartesian plotly.js bundle cannot draw."""
+    return trace_types(figure) - CARTESIAN_TRACES
+
+
+def _plotly_js_source() -> Path:
+    """The vendored bundle, after checking it is intact and matches the installed plotly."""
+    import hashlib
+
+    import plotly.offline
+
+    if not PLOTLY_BUNDLE.is_file():
+        raise FileNotFoundError(f"the vendored plotly.js bundle is missing: {PLOTLY_BUNDLE}")
+    digest = hashlib.sha256(PLOTLY_BUNDLE.read_bytes()).hexdigest()
+    if digest != PLOTLY_BUNDLE_SHA256:
+        raise ValueError(
+            f"{PLOTLY_BUNDLE} has SHA-256 {digest}, expected {PLOTLY_BUNDLE_SHA256}: "
+            "re-fetch it as bookext/vendor/README.md says"
+        )
+    installed = plotly.offline.get_plotlyjs_version()
+    if installed != PLOTLY_BUNDLE_VERSION:
+        raise ValueError(
+            f"plotly ships plotly.js {installed} but the vendored cartesian bundle is "
+            f"{PLOTLY_BUNDLE_VERSION}: fetch plotly.js-cartesian-dist-min@{installed} "
+            "(bookext/vendor/README.md) and update PLOTLY_BUNDLE_VERSION/SHA256"
+        )
+    return PLOTLY_BUNDLE
 
 
 def _add_static(app: Any) -> None:
     """Put plotly.min.js and bookplot.js/css in a build-local static folder Sphinx copies once."""
     static = Path(app.doctreedir).parent / "bookext_static"
     static.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_plotly_js_source(), static / "plotly.min.js")
+    shutil.copyfile(_plotly_js_source(), static / PLOTLY_JS_NAME)
     for asset in ASSETS.iterdir():
         if asset.is_file():
             shutil.copyfile(asset, static / asset.name)
@@ -130,7 +207,7 @@ def _page_has_figure(doctree: nodes.document | None) -> bool:
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree) -> None:
     if _page_has_figure(doctree):
         # Added in html-page-context, the scripts go on this page only; the file is shared and cached.
-        app.add_js_file("plotly.min.js", loading_method="defer")
+        app.add_js_file(PLOTLY_JS_NAME, loading_method="defer")
         app.add_js_file("bookplot.js", loading_method="defer")
 
 
