@@ -3,20 +3,25 @@
 One module per topic:
 
 - :mod:`lib.embeddings` — token-ID lookup, one-hot, embedding-table memory arithmetic.
+- :mod:`lib.similarity` — cosine similarity, nearest neighbours and PCA, in one place.
 - :mod:`lib.corpus` — a small generated corpus with known structure (royalty, capitals, tense, "bank").
 - :mod:`lib.word2vec` — skip-gram with negative sampling, nearest neighbours, analogies.
 - :mod:`lib.glove` — co-occurrence counts and the GloVe objective.
+- :mod:`lib.count_vectors` — count-based vectors (PPMI and truncated SVD).
 - :mod:`lib.pretrained` — all-MiniLM-L6-v2 loaded offline from an installed package.
 - :mod:`lib.tiny_lm` — a tiny language model with optional weight tying.
 - :mod:`lib.sinusoidal` — the original Transformer's sinusoidal positional encoding.
 - :mod:`lib.learned` — learned absolute position tables (GPT-2 / BERT).
+- :mod:`lib.position_ids` — position ids in practice: left padding, offsets, packing.
 - :mod:`lib.rope` — rotary position embedding (RoPE), both pairing conventions.
 - :mod:`lib.rope_scaling` — RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3.1, LongRoPE).
 - :mod:`lib.mrope` — multimodal RoPE (Qwen2-VL / Qwen3-VL).
+- :mod:`lib.relative` — relative position biases: Shaw et al.'s clipped embeddings, T5's buckets.
 - :mod:`lib.alibi` — attention with linear biases.
 - :mod:`lib.attention` — a minimal scaled dot-product attention.
 - :mod:`lib.lab` — tiny models for the length-extrapolation lab.
 - :mod:`lib.exercises` — the checkers behind every chapter's exercises.
+- :mod:`lib.book` — bookkeeping: numbers glued into the prose (a no-op outside the book's build).
 - :mod:`lib.viz` — plotly figure builders whose sliders work in a static page.
 """
 
