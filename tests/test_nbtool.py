@@ -1,0 +1,201 @@
+"""scripts/nbtool.py: outputs that re-execute cleanly, and the chapters' Colab cells."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+_spec = importlib.util.spec_from_file_location("nbtool", ROOT / "scripts" / "nbtool.py")
+nbtool = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(nbtool)
+
+
+def _stream(name: str, text):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_merge_streams_joins_consecutive_outputs_of_one_stream_only():
+    outputs = [
+        _stream("stdout", "a\n"),
+        _stream("stdout", ["b", "\n"]),
+        _stream("stderr", "warn\n"),
+        _stream("stdout", "c\n"),
+        nbformat.v4.new_output("display_data", data={"text/plain": "x"}),
+        _stream("stdout", "d\n"),
+        _stream("stdout", "e\n"),
+    ]
+    merged = nbtool.merge_streams(outputs)
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in merged] == [
+        ("stream", "stdout", "a\nb\n"),
+        ("stream", "stderr", "warn\n"),
+        ("stream", "stdout", "c\n"),
+        ("display_data", None, None),
+        ("stream", "stdout", "d\ne\n"),
+    ]
+
+
+def _widget_notebook(ids: list[str]) -> nbformat.NotebookNode:
+    cells = []
+    for model_id in ids:
+        cell = nbformat.v4.new_code_cell("w")
+        view = {"model_id": model_id, "version_major": 2, "version_minor": 0}
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "execute_result", data={nbtool.WIDGET_MIME: view}, execution_count=1
+            )
+        ]
+        cells.append(cell)
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def _ids(nb) -> list[str]:
+    return [c.outputs[0]["data"][nbtool.WIDGET_MIME]["model_id"] for c in nb.cells]
+
+
+def test_widget_ids_are_normalised_deterministically_and_stay_distinct():
+    first, second = (
+        _widget_notebook(["aa" * 16, "bb" * 16]),
+        _widget_notebook(["cc" * 16, "dd" * 16]),
+    )
+    nbtool.normalise_widget_ids(first, "08_rope")
+    nbtool.normalise_widget_ids(second, "08_rope")
+    assert _ids(first) == _ids(second)  # random ids from two runs map to the same saved ids
+    assert len(set(_ids(first))) == 2
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in _ids(first))
+    other = _widget_notebook(["aa" * 16, "bb" * 16])
+    nbtool.normalise_widget_ids(other, "10_mrope")
+    assert set(_ids(other)).isdisjoint(_ids(first))  # two chapters never share an id
+
+
+@pytest.mark.parametrize("name", ["06_sinusoidal", "08_rope"])
+def test_re_executing_an_executed_chapter_changes_nothing(tmp_path, name):
+    """Chapter 6 prints in several blocks (split run to run), chapter 8 has an ipywidgets control.
+
+    Executing the saved chapter gives A; executing A again must give A byte for byte, so
+    `make execute` on an unchanged chapter leaves git clean.
+    """
+    source = ROOT / "chapters" / f"{name}.ipynb"
+    first, second = tmp_path / "a" / source.name, tmp_path / "b" / source.name
+    first.parent.mkdir()
+    second.parent.mkdir()
+    nbtool.execute(source, dest=first, cwd=source.parent)
+    nbtool.execute(first, dest=second, cwd=source.parent)
+    assert first.read_text() == second.read_text()
+    nb = nbformat.read(first, as_version=4)
+    for cell in nb.cells:
+        kinds = [o.output_type for o in cell.get("outputs", [])]
+        pairs = zip(cell.get("outputs", []), cell.get("outputs", [])[1:], strict=False)
+        assert not any(
+            a.output_type == b.output_type == "stream" and a.name == b.name for a, b in pairs
+        ), f"{name} {cell.id}: unmerged streams {kinds}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Colab cells
+
+
+def _toy_notebook(code: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell(code)]
+    )
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def test_colab_cell_is_inserted_first_tagged_and_idempotent(tmp_path):
+    path = tmp_path / "toy.ipynb"
+    nbformat.write(_toy_notebook("from lib.pretrained import load_minilm"), path)
+    assert nbtool.colab_cell(path) is True
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert nbtool.is_colab_cell(code[0]) and code[0].metadata["tags"] == ["remove-cell"]
+    assert sum(nbtool.is_colab_cell(c) for c in nb.cells) == 1
+    assert nb.cells[0].cell_type == "markdown"  # the title stays first
+    assert (
+        f"embeddings-book-lib[pretrained] @ git+{{_repo}}@{nbtool.release_tag()}" in code[0].source
+    )
+    before = path.read_text()
+    assert nbtool.colab_cell(path) is False  # a second run changes nothing
+    assert path.read_text() == before
+
+
+def test_colab_cell_is_refreshed_when_stale(tmp_path):
+    path = tmp_path / "toy.ipynb"
+    nb = _toy_notebook("import torch")
+    stale = nbformat.v4.new_code_cell(nbtool.colab_source(["pretrained"], tag="v0.0.1"))
+    nb.cells.append(stale)  # stale and in the wrong place
+    nbformat.write(nb, path)
+    assert nbtool.colab_cell(path) is True
+    nb = nbformat.read(path, as_version=4)
+    colab = [c for c in nb.cells if nbtool.is_colab_cell(c)]
+    assert len(colab) == 1 and nb.cells[1] is colab[0]
+    assert colab[0].source == nbtool.colab_source([])
+
+
+def test_colab_cell_does_nothing_and_prints_nothing_outside_colab():
+    assert "google.colab" not in sys.modules
+    namespace: dict = {}
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        exec(nbtool.colab_source(["pretrained"]), namespace)
+    assert out.getvalue() == err.getvalue() == ""
+    assert "_spec" not in namespace  # the install branch did not run
+    assert all(line == "" or len(line) <= 88 for line in nbtool.colab_source(["hf"]).splitlines())
+
+
+@pytest.mark.parametrize(
+    ("code", "extras"),
+    [
+        ("import torch\nimport lib.rope", []),
+        ("from lib.pretrained import load_minilm", ["pretrained"]),
+        ("import lib.pretrained\nfrom transformers import AutoModel", ["pretrained"]),
+        ("from safetensors.torch import save_file", ["hf"]),
+        ('importlib.metadata.version("transformers")', ["hf"]),
+        ("# transformers calls this rotate_half", []),  # a comment is not a use
+    ],
+)
+def test_chapter_extras_come_from_the_code(code, extras):
+    assert nbtool.chapter_extras(_toy_notebook(code)) == extras
+
+
+def test_the_chapters_that_load_the_pretrained_model_get_the_pretrained_extra():
+    extras = {p.stem[:2]: nbtool.chapter_extras(nbformat.read(p, as_version=4)) for p in CHAPTERS}
+    assert {k for k, v in extras.items() if v == ["pretrained"]} == {"01", "02", "03", "07"}
+
+
+def test_extras_pin_what_the_kernel_requirements_pin():
+    kernel = {}
+    for line in (ROOT / "requirements-kernel.txt").read_text().splitlines():
+        name, _, version = line.partition("==")
+        if version:
+            kernel[name.strip().lower()] = version.strip()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for extra, reqs in project["optional-dependencies"].items():
+        for req in reqs:
+            name, _, version = req.partition("==")
+            assert kernel.get(name.lower()) == version, (
+                f"[{extra}] {req} vs requirements-kernel.txt"
+            )
+    assert project["dynamic"] == ["version"]
+
+
+def test_the_release_tag_is_the_library_version():
+    import lib
+
+    assert nbtool.release_tag() == f"v{lib.__version__}"
+    assert nbtool.repository_url() == "https://github.com/embeddings-book/embeddings-book"
