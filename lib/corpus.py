@@ -160,6 +160,16 @@ _BANK = {
 }
 _BANK_PARTNER = {"river": "shore", "money": "vault"}
 
+#: Word classes of the corpus whose members can replace each other in its sentences
+#: ("substitutes"): a query for :func:`lib.similarity.neighbour_class_share`.
+WORD_CLASSES: dict[str, list[str]] = {
+    "people": list(PEOPLE),
+    "countries": [country for country, _, _, _ in NATIONS.values()],
+    "capitals": [capital for _, capital, _, _ in NATIONS.values()],
+    "present": list(VERBS),
+    "past": [past for past, _ in VERBS.values()],
+}
+
 #: A description of the corpus that a chapter can print: the relations and the template families.
 CORPUS_STRUCTURE: dict[str, dict[str, object]] = {
     "royalty/gender": {

@@ -33,6 +33,7 @@ __all__ = [
     "glove_loss",
     "glove_weight",
     "train_glove",
+    "train_glove_tables",
 ]
 
 #: How much a co-occurrence at distance d (1 <= d <= window) adds to X_ij.
@@ -158,7 +159,29 @@ def train_glove(
     alpha: float = 0.75,
     batch_size: int = 2048,
 ) -> tuple[torch.Tensor, TrainingHistory]:
-    """Fit GloVe to a co-occurrence matrix ``X: [V, V]`` with AdaGrad; return ``(W + W̃, history)``.
+    """Fit GloVe to ``X: [V, V]``; return ``(W + W̃, history)``, the paper's word vectors.
+
+    Pennington et al. 2014, section 4.2. Same arguments as :func:`train_glove_tables`, which also
+    returns the two tables separately.
+    """
+    W, W_tilde, history = train_glove_tables(
+        X, dim, epochs, lr, seed, x_max=x_max, alpha=alpha, batch_size=batch_size
+    )
+    return W + W_tilde, history
+
+
+def train_glove_tables(
+    X: torch.Tensor,
+    dim: int = 32,
+    epochs: int = 30,
+    lr: float = 0.05,
+    seed: int = 0,
+    *,
+    x_max: float = 100.0,
+    alpha: float = 0.75,
+    batch_size: int = 2048,
+) -> tuple[torch.Tensor, torch.Tensor, TrainingHistory]:
+    """Fit GloVe to a co-occurrence matrix ``X: [V, V]`` with AdaGrad; return ``(W, W̃, history)``.
 
     Every epoch shuffles the nonzero entries of X and takes one AdaGrad step (initial learning rate
     ``lr``, 0.05 in the paper) per minibatch of ``batch_size`` entries on the summed loss
@@ -166,8 +189,9 @@ def train_glove(
     uniform in (−0.5/d, 0.5/d) as in the reference code. Deterministic given ``seed``.
 
     Returns:
-        ``vectors: [V, dim]`` float32 = W + W̃ (the paper's choice), and a
-        :class:`lib.word2vec.TrainingHistory` whose ``losses`` hold the full loss J after each epoch.
+        ``W: [V, dim]`` (word vectors) and ``W̃: [V, dim]`` (context vectors), float32 (the paper
+        uses their sum), and a :class:`lib.word2vec.TrainingHistory` whose ``losses`` hold the
+        full loss J after each epoch.
     """
     X = check_floating("X", X)
     if X.dim() != 2 or X.shape[0] != X.shape[1]:
@@ -207,4 +231,4 @@ def train_glove(
             history.losses.append(
                 float(_loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha))
             )
-    return (W + W_tilde).detach(), history
+    return W.detach(), W_tilde.detach(), history

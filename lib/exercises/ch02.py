@@ -8,15 +8,26 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from lib.corpus import generate_corpus
-from lib.exercises import exercise
+from lib.corpus import NATIONS, PEOPLE, VERBS, generate_corpus
+from lib.count_vectors import ppmi, svd_vectors
+from lib.exercises import ExerciseFailed, exercise, require
 from lib.glove import cooccurrence_matrix
-from lib.word2vec import Vocab, analogy, build_vocab
+from lib.similarity import neighbour_class_share
+from lib.word2vec import build_vocab
 
 CHAPTER = "02_static_embeddings"
 
-#: The co-occurrence matrices of the "windows" exercise: the chapter's corpus and settings.
-CORPUS_SENTENCES, CORPUS_SEED, GLOVE_WINDOW = 5000, 0, 5
+#: The "window" exercise: the chapter's corpus, PPMI + SVD vectors of this size, this threshold.
+CORPUS_SENTENCES, CORPUS_SEED, SVD_DIM, SHARE_THRESHOLD = 5000, 0, 32, 0.7
+
+#: The word classes of the chapter's corpus (words of one class can replace each other).
+WORD_CLASSES: dict[str, list[str]] = {
+    "people": list(PEOPLE),
+    "countries": [country for country, _, _, _ in NATIONS.values()],
+    "capitals": [capital for _, capital, _, _ in NATIONS.values()],
+    "present": list(VERBS),
+    "past": [past for past, _ in VERBS.values()],
+}
 
 
 # --- 1. the skip-gram negative-sampling loss ------------------------------------------------------
@@ -50,7 +61,7 @@ def _call(fn: Callable, *args: torch.Tensor):
         return fn(*(a.clone() for a in args))
     except Exception as error:  # a reader's bug: explain it instead of crashing the check
         shapes = ", ".join(str(list(a.shape)) for a in args)
-        raise AssertionError(
+        raise ExerciseFailed(
             f"your function raised {type(error).__name__} for inputs of shapes {shapes}: {error}"
         ) from None
 
@@ -71,152 +82,147 @@ def _call(fn: Callable, *args: torch.Tensor):
         lambda v, u, n: -(F.logsigmoid((u * v).sum(-1)) + F.logsigmoid(-(n @ v[..., None]))[..., 0].sum(-1)).mean(),
         "not a function",
     ],
+    right_answer=lambda: _sgns_reference,
 )  # fmt: skip
 def check_sgns_loss(
     answer: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
     """``answer(v_c [B, d], u_o [B, d], u_n [B, K, d])`` must be ℓ per pair, ``[B]``."""
-    assert callable(answer), (
-        f"answer must be a function sgns_loss(v_c, u_o, u_n), got {type(answer).__name__}"
+    require(
+        callable(answer),
+        f"answer must be a function sgns_loss(v_c, u_o, u_n), got {type(answer).__name__}",
     )
     for v_c, u_o, u_n in _sgns_cases():
         b, k, d = u_n.shape
         want = _sgns_reference(v_c, u_o, u_n)  # [B]
         got = _call(answer, v_c, u_o, u_n)
-        assert isinstance(got, torch.Tensor), f"sgns_loss must return a tensor, got {type(got)}"
-        assert tuple(got.shape) == (b,), (
+        require(isinstance(got, torch.Tensor), f"sgns_loss must return a tensor, got {type(got)}")
+        require(
+            tuple(got.shape) == (b,),
             f"for B = {b}, K = {k}, d = {d} the result must have shape [B] = [{b}] (one loss per "
-            f"pair, no mean over the batch), got {list(got.shape)}"
+            f"pair, no mean over the batch), got {list(got.shape)}",
         )
         got = got.double()
         if torch.allclose(got, want, atol=1e-5, rtol=1e-5):
             continue
         if torch.allclose(got, -want, atol=1e-5, rtol=1e-5):
-            raise AssertionError(
+            raise ExerciseFailed(
                 "you returned the log-likelihood; the loss is its negative (it must be >= 0)"
             )
         positive_only = -torch.log(torch.sigmoid((u_o.double() * v_c.double()).sum(-1)))
         if torch.allclose(got, positive_only, atol=1e-5, rtol=1e-5):
-            raise AssertionError("the noise words are missing: add −Σ_k log σ(−u_k·v_c)")
-        raise AssertionError(
+            raise ExerciseFailed("the noise words are missing: add −Σ_k log σ(−u_k·v_c)")
+        raise ExerciseFailed(
             f"for B = {b}, K = {k}, d = {d} the losses differ from −log σ(u_o·v_c) − "
             "Σ_k log σ(−u_k·v_c): check the minus sign inside σ for the noise words, and sum "
             "(not average) over the K of them"
         )
 
 
-# --- 2. analogies by 3CosAdd ----------------------------------------------------------------------
+# --- 2. analogies by 3CosMul ----------------------------------------------------------------------
+
+
+def _cos_mul(vectors: torch.Tensor, words: list[str], a: str, b: str, c: str) -> str:
+    """3CosMul (Levy & Goldberg 2014): argmax_w cos'(w, a) cos'(w, c) / (cos'(w, b) + ε).
+
+    cos' = (cos + 1) / 2 maps cosines to [0, 1]; ε = 0.001; a, b, c themselves are excluded.
+    """
+    unit = F.normalize(vectors.double(), dim=-1)
+    index = {w: i for i, w in enumerate(words)}
+    shifted = (unit @ unit[[index[a], index[b], index[c]]].T + 1) / 2  # [V, 3]
+    scores = shifted[:, 0] * shifted[:, 2] / (shifted[:, 1] + 1e-3)
+    scores[[index[a], index[b], index[c]]] = -float("inf")
+    return words[int(scores.argmax())]
+
+
+def _cos_add(vectors: torch.Tensor, words: list[str], a: str, b: str, c: str) -> str:
+    unit = F.normalize(vectors.double(), dim=-1)
+    index = {w: i for i, w in enumerate(words)}
+    scores = unit @ F.normalize(unit[index[a]] - unit[index[b]] + unit[index[c]], dim=0)
+    scores[[index[a], index[b], index[c]]] = -float("inf")
+    return words[int(scores.argmax())]
 
 
 def _analogy_cases() -> list[tuple[torch.Tensor, list[str], tuple[str, str, str]]]:
-    """Vectors where skipping the normalisation or the exclusion gives a different answer."""
-    words = ["king", "man", "woman", "queen", "giant", "she"]
-    # a huge "giant" vector wins without normalisation; "king" itself wins without the exclusion
-    vectors = torch.tensor(
-        [
-            [1.0, 1.0, 0.0],  # king: male + royal
-            [1.0, 0.0, 0.0],  # man
-            [0.0, 0.0, 1.0],  # woman
-            [0.1, 0.9, 0.9],  # queen: female + royal
-            [0.0, 50.0, 30.0],  # giant: long, roughly in the queen direction
-            [0.0, 0.2, 1.0],  # she
-        ]
-    )
-    g = torch.Generator().manual_seed(3)
-    random_words = [f"w{i}" for i in range(40)]
-    random_vectors = torch.randn(40, 6, generator=g) * torch.rand(40, 1, generator=g) * 5
-    return [
-        (vectors, words, ("king", "man", "woman")),
-        (random_vectors, random_words, ("w0", "w1", "w2")),
-        (random_vectors, random_words, ("w5", "w9", "w30")),
-    ]
-
-
-def _vocab_of(words: list[str]) -> Vocab:
-    return Vocab(
-        words=tuple(words), counts=(1,) * len(words), index={w: i for i, w in enumerate(words)}
-    )
+    """Random tables with queries on which 3CosMul and 3CosAdd disagree (found by search)."""
+    cases = []
+    for seed in range(200):
+        g = torch.Generator().manual_seed(seed)
+        vectors = torch.randn(12, 3, generator=g)
+        words = [f"w{i}" for i in range(12)]
+        query = ("w0", "w1", "w2")
+        if _cos_mul(vectors, words, *query) != _cos_add(vectors, words, *query):
+            cases.append((vectors, words, query))
+        if len(cases) == 4:
+            break
+    return cases
 
 
 @exercise(
-    "ch02-analogy",
+    "ch02-cosmul",
     chapter=CHAPTER,
-    wrong_answers=lambda: [
-        lambda v, w, a, b, c: w[int((v @ (v[w.index(a)] - v[w.index(b)] + v[w.index(c)])).argmax())],
-        lambda v, w, a, b, c: w[int((F.normalize(v, dim=-1) @ F.normalize(v[w.index(a)] - v[w.index(b)] + v[w.index(c)], dim=0)).argmax())],
-        lambda v, w, a, b, c: a,
-        lambda v, w, a, b, c: analogy(v, _vocab_of(list(w)), b, a, c, k=1)[0][0],
-        42,
-    ],
-)  # fmt: skip
-def check_analogy(answer: Callable[..., str]) -> None:
-    """``answer(vectors [V, d], words, a, b, c)`` must return the 3CosAdd answer (a word)."""
-    assert callable(answer), (
-        f"answer must be a function solve(vectors, words, a, b, c), got {type(answer).__name__}"
-    )
+    wrong_answers=lambda: [_cos_add, lambda v, w, a, b, c: c, "3CosMul"],
+    right_answer=lambda: _cos_mul,
+)
+def check_cosmul(answer: Callable[..., str]) -> None:
+    """``answer(vectors, words, a, b, c)`` must return the 3CosMul answer to a − b + c."""
+    require(callable(answer), f"answer must be a function, got {type(answer).__name__}")
     for vectors, words, (a, b, c) in _analogy_cases():
-        want = analogy(vectors, _vocab_of(words), a, b, c, k=1)[0][0]
         try:
             got = answer(vectors.clone(), list(words), a, b, c)
-        except Exception as error:
-            raise AssertionError(
-                f"solve raised {type(error).__name__} on {a} − {b} + {c}: {error}"
-            ) from None
-        assert isinstance(got, str), f"solve must return a word (a str), got {type(got).__name__}"
-        if got == want:
-            continue
-        if got in (a, b, c):
-            raise AssertionError(
-                f"for {a} − {b} + {c} you returned {got!r}, one of the query words: exclude a, b "
-                "and c from the candidates"
-            )
-        raise AssertionError(
-            f"for {a} − {b} + {c} the answer is not {got!r}: normalise every row to unit length "
-            "before forming x = â − b̂ + ĉ, and rank by cosine (not by dot product)"
+        except Exception as error:  # a reader's bug: explain it instead of crashing the check
+            raise ExerciseFailed(f"your function raised {type(error).__name__}: {error}") from None
+        require(isinstance(got, str), f"it must return a word (a str), got {type(got).__name__}")
+        want = _cos_mul(vectors, words, a, b, c)
+        require(got not in (a, b, c), f"it returned {got!r}, a query word: exclude a, b and c")
+        require(
+            got == want,
+            f"on a test table it returned {got!r}, 3CosMul gives {want!r}"
+            + (" (that is the 3CosAdd answer)" if got == _cos_add(vectors, words, a, b, c) else "")
+            + ": shift each cosine to (cos + 1) / 2, then score cos'(w, a)·cos'(w, c) / "
+            "(cos'(w, b) + 0.001)",
         )
 
 
-# --- 3. co-occurrence windows inside sentences ------------------------------------------------
+# --- 3. the window size, measured -------------------------------------------------------------------
 
 
-def _matrices() -> tuple[torch.Tensor, torch.Tensor]:
-    """The chapter's X (windows across sentences) and the exercise's (windows inside sentences)."""
+def _share_by_window(windows: range = range(1, 8)) -> dict[int, float]:
     sentences = generate_corpus(CORPUS_SENTENCES, seed=CORPUS_SEED)
     vocab = build_vocab(sentences)
-    across = cooccurrence_matrix(sentences, vocab, window=GLOVE_WINDOW, across_sentences=True)
-    within = cooccurrence_matrix(sentences, vocab, window=GLOVE_WINDOW)
-    return across, within
+    shares = {}
+    for m in windows:
+        X = cooccurrence_matrix(sentences, vocab, window=m, weighting="uniform")
+        vectors = svd_vectors(ppmi(X), SVD_DIM)
+        shares[m] = neighbour_class_share(vectors, vocab.words, WORD_CLASSES, k=5)
+    return shares
 
 
-def _wrong_within() -> list[object]:
-    across, within = _matrices()
-    right = int((within > 0).sum())
-    return [
-        int((across > 0).sum()),  # the chapter's matrix, windows across sentences
-        int(torch.triu(within > 0).sum()),  # one triangle only
-        int((within == 0).sum()),  # the zeros
-        right / within.numel(),  # a share, not a count
-        str(right),
-    ]
+def _first_window_below() -> int:
+    shares = _share_by_window()
+    return min(m for m, share in shares.items() if share < SHARE_THRESHOLD)
 
 
-@exercise("ch02-glove-within-sentences", chapter=CHAPTER, wrong_answers=_wrong_within)
-def check_within_sentences(answer: int) -> None:
-    """Nonzero entries of X built with window 5 and windows cut at sentence ends."""
-    assert isinstance(answer, numbers.Integral) and not isinstance(answer, bool), (
-        f"answer must be an integer count of entries, got {type(answer).__name__} {answer!r}"
+@exercise(
+    "ch02-window",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [_first_window_below() - 1, _first_window_below() + 1, 0.7, "5"],
+    right_answer=_first_window_below,
+)
+def check_window(answer: int) -> None:
+    """The smallest window m whose PPMI + SVD vectors have a substitute share below 0.7."""
+    require(
+        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+        f"answer must be an int (a window half-width m), got {type(answer).__name__} {answer!r}",
     )
-    across, within = _matrices()
-    right = int((within > 0).sum())
+    shares = _share_by_window()
+    right = _first_window_below()
     if int(answer) == right:
         return
-    if int(answer) == int((across > 0).sum()):
-        raise AssertionError(
-            "that is the chapter's X, whose windows run across sentences; build it again with "
-            "across_sentences=False"
+    if int(answer) in shares:
+        raise ExerciseFailed(
+            f"at m = {int(answer)} the share is {shares[int(answer)]:.3f}; find the *smallest* m "
+            f"with a share below {SHARE_THRESHOLD} (windows within sentences, uniform weighting, "
+            f"PPMI, SVD to {SVD_DIM} dimensions, k = 5 neighbours)"
         )
-    raise AssertionError(
-        f"{int(answer):,} is not it: count every nonzero entry of the [V, V] matrix (both "
-        "triangles and the diagonal), built from the chapter's sentences with window=5 and "
-        "across_sentences=False"
-    )
+    raise ExerciseFailed(f"try the windows m = 1, 2, ..., 7; {int(answer)} is not among them")

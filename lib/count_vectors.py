@@ -1,0 +1,80 @@
+"""Count-based word vectors: (shifted) positive PMI of a co-occurrence matrix, factorised by SVD.
+
+Pointwise mutual information of a word ``i`` and a context ``j`` with co-occurrence counts X::
+
+    PMI(i, j) = log( X_ij · Σ X / (X_i · X_j) ),   X_i = Σ_j X_ij,   X_j = Σ_i X_ij
+
+PPMI keeps the positive part, max(PMI, 0). Levy & Goldberg 2014 ("Neural Word Embedding as
+Implicit Matrix Factorization", NIPS 2014) showed that skip-gram with K negative samples implicitly
+factorises the *shifted* PMI matrix PMI − log K; ``shift=K`` computes max(PMI − log K, 0). A
+truncated SVD ``M ≈ U_d Σ_d V_dᵀ`` then gives d-dimensional word vectors ``U_d Σ_d^p``
+(Levy, Goldberg & Dagan 2015, TACL 3, treat ``p`` as a hyper-parameter; p = 1/2 is symmetric).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from lib._checks import check_floating, check_positive_float, check_positive_int
+
+__all__ = ["ppmi", "svd_vectors"]
+
+
+def ppmi(X: torch.Tensor, *, shift: float = 1.0) -> torch.Tensor:
+    """Shifted positive PMI of a co-occurrence matrix: ``max(PMI(i, j) − log shift, 0)``.
+
+    Args:
+        X: ``[V, C]`` non-negative co-occurrence counts (rows words, columns contexts).
+        shift: K of Levy & Goldberg 2014 (>= 1); 1 gives plain PPMI. Entries with X_ij = 0 are 0.
+
+    Returns:
+        ``[V, C]`` float64 matrix.
+
+    Raises:
+        TypeError: X is not a floating tensor. ValueError: X is not 2-D, has a negative entry or
+            sums to 0, or shift < 1.
+    """
+    X = check_floating("X", X)
+    if X.dim() != 2:
+        raise ValueError(f"X must be a [V, C] matrix, got shape {tuple(X.shape)}")
+    if bool((X < 0).any()):
+        raise ValueError("X must be non-negative (co-occurrence counts)")
+    shift = check_positive_float("shift", shift)
+    if shift < 1:
+        raise ValueError(f"shift must be >= 1 (a number of negative samples), got {shift}")
+    X = X.double()
+    total = X.sum()
+    if total <= 0:
+        raise ValueError("X has no positive entry")
+    row, col = X.sum(1, keepdim=True), X.sum(0, keepdim=True)  # [V, 1], [1, C]
+    positive = X > 0
+    pmi = torch.zeros_like(X)
+    pmi[positive] = torch.log(X * total / (row * col))[positive]
+    return (pmi - torch.log(torch.tensor(shift, dtype=torch.float64))).clamp_min(0) * positive
+
+
+def svd_vectors(M: torch.Tensor, dim: int, *, power: float = 0.5) -> torch.Tensor:
+    """Word vectors from a truncated SVD of ``M``: ``U_d · diag(σ_d)^power``.
+
+    Args:
+        M: ``[V, C]`` matrix (e.g. :func:`ppmi`). dim: d <= min(V, C). power: exponent p of the
+            singular values (0 drops them, 1 keeps them, 1/2 splits them between words and contexts).
+
+    Returns:
+        ``[V, dim]`` float64 vectors, the columns' signs fixed so that each column's largest-magnitude
+        entry is positive (an SVD is unique only up to sign; this makes the result deterministic).
+
+    Raises:
+        TypeError / ValueError: M is not a 2-D floating tensor, or dim is out of range.
+    """
+    M = check_floating("M", M)
+    if M.dim() != 2:
+        raise ValueError(f"M must be a [V, C] matrix, got shape {tuple(M.shape)}")
+    dim = check_positive_int("dim", dim)
+    if dim > min(M.shape):
+        raise ValueError(f"dim must be <= min(V, C) = {min(M.shape)}, got {dim}")
+    power = check_positive_float("power", power, allow_zero=True)
+    U, S, _ = torch.linalg.svd(M.double(), full_matrices=False)
+    U, S = U[:, :dim], S[:dim]
+    signs = torch.sign(U.gather(0, U.abs().argmax(0, keepdim=True)))  # [1, dim]
+    return U * signs * S**power
