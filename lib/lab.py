@@ -16,12 +16,22 @@ thing that changes between runs is how it learns about positions, chosen by name
   2023, arXiv 2306.15595); acts on q and k.
 - ``"alibi"``: a linear distance penalty on the scores (Press et al. 2022, arXiv 2108.12409); acts
   on the scores.
+- ``"t5"``: T5's learned, bucketed relative bias on the scores (Raffel et al. 2020, arXiv
+  1910.10683), from :mod:`lib.relative`; acts on the scores.
 
 The task (:func:`induction_batch`): each sequence repeats a random block of ``n`` distinct tokens
 (``x_t = a_{t mod n}``), with ``n`` drawn per sequence from ``L/4 .. L/2``. After the first block
 every next token is predictable by *induction*: find where the current token occurred ``n`` steps
 earlier and copy the token that followed it. That rule does not depend on the length, so a model
 that learned it could in principle run at any length; whether it does is what the lab measures.
+
+The chapter's experiment (:func:`run_extrapolation_lab`) trains several seeds of each scheme as
+one :class:`DecoderEnsemble` (stacked weights, one batched forward pass), evaluates them under
+two :data:`CONDITIONS` (the training's periods, "seen distances", or periods growing with the
+length, "unseen distances"), splits the accuracy by where the earliest answer key lies
+(:func:`earliest_answer_key`), applies the zero-shot RoPE scalings of :data:`SCALED_VARIANTS`
+and fine-tunes position interpolation at ``2L``. :func:`head_scores` and
+:func:`pair_norm_share` show what a trained RoPE model uses its frequency pairs for.
 
 Training and evaluation run single-threaded (:func:`single_thread`): with several threads the
 matrix products add in an order that depends on the thread count, the last bits of every step
@@ -44,15 +54,27 @@ from lib._checks import check_choice, check_int, check_positive_float, check_pos
 from lib.alibi import alibi_bias
 from lib.attention import SelfAttention
 from lib.learned import LearnedPositionalEmbedding
+from lib.relative import T5RelativeBias, t5_relative_bias
 from lib.rope import apply_rope, rope_angles
 from lib.rope_scaling import ROPE_SCALING
 from lib.sinusoidal import sinusoidal_pe
 
 __all__ = [
+    "CONDITIONS",
+    "DYNAMIC_FACTOR",
+    "FINE_TUNED_VARIANTS",
     "IGNORE_INDEX",
     "POSITION_SCHEMES",
+    "SCALED_VARIANTS",
+    "ZERO_SHOT_SCALING",
     "ALiBiPositions",
+    "AttentionRecord",
+    "DecoderEnsemble",
+    "EnsembleEval",
+    "EnsembleTrainResult",
     "EvalResult",
+    "ExtrapolationLab",
+    "HeadScores",
     "InductionBatch",
     "InterpolatedRotaryPositions",
     "LabConfig",
@@ -62,14 +84,22 @@ __all__ = [
     "PositionScheme",
     "RotaryPositions",
     "SinusoidalPositions",
+    "T5BiasPositions",
     "TinyDecoder",
     "TrainResult",
     "build_decoder",
+    "earliest_answer_key",
     "evaluate_decoder",
+    "evaluate_ensemble",
+    "head_scores",
     "induction_batch",
+    "pair_norm_share",
+    "run_extrapolation_lab",
     "run_lab",
+    "scaled_rope_frequencies",
     "single_thread",
     "train_decoder",
+    "train_ensemble",
 ]
 
 #: Target id that the loss and the accuracy skip (PyTorch's and Hugging Face's convention).
@@ -120,7 +150,12 @@ class InductionBatch:
 
 
 def induction_batch(
-    batch_size: int, seq_len: int, vocab_size: int, *, generator: torch.Generator
+    batch_size: int,
+    seq_len: int,
+    vocab_size: int,
+    *,
+    generator: torch.Generator,
+    period_range: tuple[int, int] | None = None,
 ) -> InductionBatch:
     """Sequences that repeat a random block of distinct tokens: ``x_t = a_{t mod n}``.
 
@@ -137,25 +172,33 @@ def induction_batch(
         seq_len: ``T``, an int >= 4 (so that a period ``n >= 1`` with ``2n <= T`` exists).
         vocab_size: number of token ids, an int >= ``T // 2`` (a block needs ``n`` distinct ids).
         generator: the ``torch.Generator`` every random draw uses (seed it for reproducibility).
+        period_range: ``(n_min, n_max)``, the inclusive range of the period ``n``, with
+            ``1 <= n_min <= n_max`` and ``2 · n_max <= T`` (every sequence shows at least one
+            repeat); default ``(ceil(T/4), floor(T/2))``. Fixing it while ``T`` grows keeps the
+            look-back distances of training ("seen distances").
 
     Returns:
         An :class:`InductionBatch` with ``input_ids``/``targets`` ``[B, T]`` and ``periods`` ``[B]``.
 
     Raises:
         TypeError: an argument has the wrong type (e.g. ``generator`` is not a torch.Generator).
-        ValueError: ``batch_size < 1``, ``seq_len < 4`` or ``vocab_size < seq_len // 2``.
+        ValueError: ``batch_size < 1``, ``seq_len < 4``, ``vocab_size`` smaller than the longest
+            period, or a ``period_range`` outside ``1 <= n_min <= n_max <= T / 2``.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_int("seq_len", seq_len, minimum=4)
     vocab_size = check_positive_int("vocab_size", vocab_size)
-    if vocab_size < seq_len // 2:
+    if period_range is None:
+        low, high = -(-seq_len // 4), seq_len // 2  # ceil(T/4), floor(T/2)
+    else:
+        low, high = _check_period_range(period_range, seq_len)
+    if vocab_size < high:
         raise ValueError(
-            f"vocab_size must be >= seq_len // 2 = {seq_len // 2} (a block holds up to that many "
+            f"vocab_size must be >= the longest period {high} (a block holds up to that many "
             f"distinct tokens), got {vocab_size}"
         )
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    low, high = -(-seq_len // 4), seq_len // 2  # ceil(T/4), floor(T/2)
     periods = torch.randint(low, high + 1, (batch_size,), generator=generator)  # [B]
     # A random permutation of the vocabulary per row; its first n entries are the block.
     blocks = torch.rand(batch_size, vocab_size, generator=generator).argsort(dim=-1)  # [B, V]
@@ -165,6 +208,41 @@ def induction_batch(
     predictable = (t[None, :] >= periods[:, None]) & (t[None, :] < seq_len - 1)  # [B, T]
     targets = torch.where(predictable, next_ids, torch.full_like(next_ids, IGNORE_INDEX))
     return InductionBatch(input_ids=input_ids, targets=targets, periods=periods)
+
+
+def _check_period_range(period_range: object, seq_len: int) -> tuple[int, int]:
+    if not isinstance(period_range, tuple) or len(period_range) != 2:
+        raise TypeError(f"period_range must be a tuple (n_min, n_max), got {period_range!r}")
+    low = check_positive_int("period_range[0]", period_range[0])
+    high = check_positive_int("period_range[1]", period_range[1])
+    if low > high or 2 * high > seq_len:
+        raise ValueError(
+            f"period_range must satisfy 1 <= n_min <= n_max <= seq_len / 2 = {seq_len / 2:g}, "
+            f"got {period_range}"
+        )
+    return low, high
+
+
+def earliest_answer_key(periods: torch.Tensor, seq_len: int) -> torch.Tensor:
+    """Position of the earliest key an induction head can copy the answer from: ``(t mod n) + 1``.
+
+    At query position ``t`` of a sequence with period ``n`` the answer is ``x_{t+1}``; a key ``j``
+    holds it for an induction head when its previous token matches the query, ``x_{j−1} = x_t``,
+    i.e. ``j ≡ t + 1 (mod n)`` with ``1 <= j <= t``. The earliest such key is ``(t mod n) + 1``
+    (Olsson et al. 2022, arXiv 2209.11895, describe the mechanism). Shapes: ``periods: [B]`` →
+    ``[B, T]`` long.
+
+    Raises:
+        TypeError: ``periods`` is not an integer tensor.
+        ValueError: ``periods`` is not 1-D or holds a value < 1; ``seq_len < 1``.
+    """
+    if not isinstance(periods, torch.Tensor) or periods.is_floating_point():
+        raise TypeError(f"periods must be an integer tensor [B], got {type(periods).__name__}")
+    if periods.dim() != 1 or (periods.numel() and int(periods.min()) < 1):
+        raise ValueError(f"periods must be 1-D with values >= 1, got shape {list(periods.shape)}")
+    seq_len = check_positive_int("seq_len", seq_len)
+    t = torch.arange(seq_len, device=periods.device)  # [T]
+    return t[None, :] % periods[:, None] + 1  # [B, T]
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,6 +432,43 @@ class ALiBiPositions(PositionScheme):
         return alibi_bias(self.n_heads, seq_len, causal=True).to(dtype)  # [H, T, T]
 
 
+class T5BiasPositions(PositionScheme):
+    """T5's bucketed relative bias: add a learned scalar ``b_h(bucket(j − i))`` to the scores.
+
+    :class:`lib.relative.T5RelativeBias` in its decoder form (``bidirectional=False``) with T5's
+    32 buckets and ``max_distance`` 128 (Raffel et al. 2020, arXiv 1910.10683, section 2.1):
+    distances 0–15 get a bucket each, longer ones share logarithmically wider buckets, and from
+    128 on all share the last. One table of ``[32, n_heads]`` scalars is shared by every layer,
+    as in T5. It starts as N(0, d_model^−1), transformers' T5 initialisation (``factor = 1``).
+    Buckets of distances never seen in training keep their initial values. Shapes:
+    :meth:`bias` returns ``[H, T, T]`` with ``−inf`` above the diagonal.
+    """
+
+    acts_on = "scores"
+    num_buckets = 32
+    max_distance = 128
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.table = T5RelativeBias(
+            self.n_heads,
+            num_buckets=self.num_buckets,
+            max_distance=self.max_distance,
+            bidirectional=False,
+        )
+        nn.init.normal_(self.table.relative_attention_bias.weight, std=self.d_model**-0.5)
+
+    def bias(self, seq_len: int, *, dtype: torch.dtype) -> torch.Tensor:
+        return _causal(self.table(seq_len, seq_len)).to(dtype)  # [H, T, T]
+
+
+def _causal(bias: torch.Tensor) -> torch.Tensor:
+    """``bias [..., T, T]`` with ``−inf`` for every key after its query."""
+    seq_len = bias.shape[-1]
+    future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=bias.device).triu(1)
+    return bias.masked_fill(future, float("-inf"))
+
+
 #: Position schemes by name; each is ``Scheme(d_model, n_heads, *, max_len, train_len, base)``.
 POSITION_SCHEMES: dict[str, type[PositionScheme]] = {
     "none": NoPositions,
@@ -362,6 +477,7 @@ POSITION_SCHEMES: dict[str, type[PositionScheme]] = {
     "rope": RotaryPositions,
     "rope+pi": InterpolatedRotaryPositions,
     "alibi": ALiBiPositions,
+    "t5": T5BiasPositions,
 }
 
 
@@ -814,4 +930,742 @@ def run_lab(
             )
             for t in config.eval_lens
         }
+    return lab
+
+
+# --------------------------------------------------------------------------------------------
+# Seeds as one ensemble: S independent models in one forward pass
+# --------------------------------------------------------------------------------------------
+
+#: The two evaluation conditions: the period range at evaluation length ``T`` for training length
+#: ``L``. ``"seen"`` keeps training's periods (new positions, seen distances); ``"unseen"`` scales
+#: them with ``T`` (new positions and new distances). At ``T = L`` both are training's range.
+CONDITIONS: dict[str, Callable[[int, int], tuple[int, int]]] = {
+    "seen": lambda seq_len, train_len: (-(-train_len // 4), train_len // 2),
+    "unseen": lambda seq_len, train_len: (-(-seq_len // 4), seq_len // 2),
+}
+
+#: The zero-shot RoPE scaling methods the lab applies to a trained RoPE model (keys of
+#: :data:`lib.rope_scaling.ROPE_SCALING`; ``"linear"`` is position interpolation).
+ZERO_SHOT_SCALING: tuple[str, ...] = ("linear", "ntk", "dynamic", "yarn", "llama3")
+
+#: Dynamic NTK's configured factor (transformers' ``rope_scaling["factor"]``) in the lab.
+DYNAMIC_FACTOR = 2.0
+
+
+def scaled_rope_frequencies(
+    method: str, d_head: int, base: float, *, seq_len: int, train_len: int
+) -> tuple[torch.Tensor, float]:
+    """``(inv_freq [d_head/2], attention_factor)`` of a RoPE scaling method at length ``seq_len``.
+
+    The factor is ``s = seq_len / train_len`` (the method is told the length it must reach); up
+    to ``train_len`` every method gives the default frequencies. Settings: ``"linear"`` (PI,
+    Chen et al. 2023, arXiv 2306.15595) and ``"ntk"`` with factor ``s``; ``"dynamic"`` with the
+    configured factor :data:`DYNAMIC_FACTOR` and the current length ``seq_len`` (its base grows
+    with the length); ``"yarn"`` (Peng et al. 2023, arXiv 2309.00071) with factor ``s``,
+    original length ``train_len`` and the default β's; ``"llama3"`` (arXiv 2407.21783) with factor
+    ``s``, Llama 3.1's low/high frequency factors 1 and 4 and original length ``train_len``. All
+    come from :data:`lib.rope_scaling.ROPE_SCALING`.
+
+    Raises:
+        ValueError: ``method`` is not ``"default"`` or one of :data:`ZERO_SHOT_SCALING`; a size
+            is < 1.
+    """
+    check_choice("method", method, ("default", *ZERO_SHOT_SCALING))
+    seq_len = check_positive_int("seq_len", seq_len)
+    train_len = check_positive_int("train_len", train_len)
+    if method == "default" or seq_len <= train_len:
+        return ROPE_SCALING["default"](d_head, base)
+    factor = seq_len / train_len
+    if method in ("linear", "ntk"):
+        return ROPE_SCALING[method](d_head, base, factor=factor)
+    if method == "dynamic":
+        return ROPE_SCALING["dynamic"](
+            d_head,
+            base,
+            factor=DYNAMIC_FACTOR,
+            max_position_embeddings=train_len,
+            seq_len=seq_len,
+        )
+    if method == "yarn":
+        return ROPE_SCALING["yarn"](
+            d_head, base, factor=factor, original_max_position_embeddings=train_len
+        )
+    return ROPE_SCALING["llama3"](
+        d_head,
+        base,
+        factor=factor,
+        low_freq_factor=1.0,
+        high_freq_factor=4.0,
+        original_max_position_embeddings=train_len,
+    )
+
+
+def _layer_norm(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """LayerNorm of ``h: [S, B, T, D]`` with per-model ``weight``/``bias`` ``[S, D]``."""
+    normed = F.layer_norm(h, h.shape[-1:], eps=1e-5)
+    return normed * weight[:, None, None, :] + bias[:, None, None, :]
+
+
+def _linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x: [S, B, T, D_in]`` times per-model ``weight: [S, D_out, D_in]`` → ``[S, B, T, D_out]``."""
+    s, b, t, d = x.shape
+    return torch.bmm(x.reshape(s, b * t, d), weight.transpose(1, 2)).view(s, b, t, -1)
+
+
+class DecoderEnsemble:
+    """``S`` independent :class:`TinyDecoder` models of one scheme, stacked and run as one.
+
+    Every parameter of :class:`TinyDecoder` is stored once with a leading model axis
+    (``params[name]: [S, ...]``, the names of ``TinyDecoder.state_dict()``), and
+    :meth:`forward` computes all ``S`` models in one pass with batched matrix products. The
+    models never mix: model ``s`` reads only ``params[·][s]`` and its own inputs, so the sum of
+    their losses has per-model gradients, and Adam (elementwise) trains them exactly as separate
+    runs would, up to the order of floating-point sums. :meth:`member` returns model ``s`` as a
+    plain :class:`TinyDecoder` (tested equal).
+
+    Args:
+        scheme: a key of :data:`POSITION_SCHEMES`.
+        config: a :class:`LabConfig` (sizes; its ``seed`` is ignored).
+        seeds: one initialisation seed per model (:func:`build_decoder` with that seed).
+
+    Shapes:
+        ``input_ids: [S, B, T]`` (or ``[B, T]``, shared by every model) → logits
+        ``[S, B, T, vocab_size]``.
+
+    Raises:
+        TypeError: ``config`` is not a :class:`LabConfig`; ``seeds`` not a tuple of ints.
+        ValueError: unknown scheme, no seeds, a repeated or negative seed.
+    """
+
+    def __init__(self, scheme: str, config: LabConfig, seeds: tuple[int, ...]) -> None:
+        check_choice("scheme", scheme, tuple(POSITION_SCHEMES))
+        if not isinstance(config, LabConfig):
+            raise TypeError(f"config must be a LabConfig, got {type(config).__name__}")
+        if not isinstance(seeds, tuple) or not seeds:
+            raise TypeError(f"seeds must be a non-empty tuple of ints, got {seeds!r}")
+        for s in seeds:
+            check_int("seeds entries", s, minimum=0)
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds must not repeat, got {seeds}")
+        self.scheme = scheme
+        self.config = config
+        self.seeds = seeds
+        members = [build_decoder(scheme, _with_seed(config, s)) for s in seeds]
+        self.template = members[0]
+        names = list(members[0].state_dict())
+        self.params: dict[str, torch.Tensor] = {
+            name: torch.stack([m.state_dict()[name] for m in members]).clone() for name in names
+        }
+        self.n_heads = config.n_heads
+        self.d_head = config.d_model // config.n_heads
+        #: ``(inv_freq, attention_factor)`` used at every length instead of the scheme's own RoPE
+        #: frequencies (a fine-tuned PI model keeps its factor), or ``None``.
+        self.fixed_rope: tuple[torch.Tensor, float] | None = None
+
+    @property
+    def n_models(self) -> int:
+        """``S``, the number of stacked models."""
+        return len(self.seeds)
+
+    def parameters(self) -> list[torch.Tensor]:
+        """The stacked parameter tensors (what an optimiser updates)."""
+        return list(self.params.values())
+
+    def requires_grad_(self, flag: bool = True) -> DecoderEnsemble:
+        """Set ``requires_grad`` on every stacked parameter; returns ``self``."""
+        for p in self.params.values():
+            p.requires_grad_(flag)
+        return self
+
+    def copy(self) -> DecoderEnsemble:
+        """An independent copy (detached parameters, same scheme, seeds and fixed RoPE)."""
+        new = object.__new__(DecoderEnsemble)
+        new.__dict__.update(self.__dict__)
+        new.params = {k: v.detach().clone() for k, v in self.params.items()}
+        return new
+
+    def member(self, index: int) -> TinyDecoder:
+        """Model ``index`` as a plain :class:`TinyDecoder` in eval mode (a copy)."""
+        index = check_int("index", index, minimum=0)
+        if index >= self.n_models:
+            raise ValueError(f"index must be < {self.n_models}, got {index}")
+        model = build_decoder(self.scheme, _with_seed(self.config, self.seeds[index]))
+        model.load_state_dict({k: v[index].detach() for k, v in self.params.items()})
+        return model.eval()
+
+    def _rope_tables(
+        self, seq_len: int, rope: tuple[torch.Tensor, float] | None
+    ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        positions = self.template.positions
+        if not isinstance(positions, RotaryPositions):
+            return None
+        if rope is None:
+            rope = self.fixed_rope or positions.scaling(seq_len)
+        inv_freq, attention_factor = rope
+        angles = rope_angles(torch.arange(seq_len), inv_freq)  # [T, d_head/2] float32
+        return angles.cos() * attention_factor, angles.sin() * attention_factor
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        rope: tuple[torch.Tensor, float] | None = None,
+        keep_pairs: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[AttentionRecord]]:
+        """Logits of every model: ``input_ids [S, B, T]`` (or ``[B, T]``) → ``[S, B, T, V]``.
+
+        Args:
+            input_ids: token ids, integer, in ``0 .. vocab_size − 1``.
+            rope: ``(inv_freq [d_head/2], attention_factor)`` to use instead of the scheme's
+                own (RoPE schemes only; how the zero-shot scaling methods are applied).
+            keep_pairs: ``[n_layers, d_head/2]`` bool; pair ``i`` (dimensions ``i`` and
+                ``i + d_head/2``) of every head's ``q`` and ``k`` in layer ``l`` is zeroed where
+                ``keep_pairs[l, i]`` is False (an ablation: that frequency no longer adds to the
+                scores). ``None`` keeps everything.
+            return_attention: also return one :class:`AttentionRecord` per layer.
+
+        Raises:
+            TypeError: ``input_ids`` is not an integer tensor.
+            ValueError: wrong shape, an id out of range, ``T`` past a learned table, or ``rope``
+                given for a scheme without RoPE.
+        """
+        if not isinstance(input_ids, torch.Tensor) or input_ids.is_floating_point():
+            raise TypeError("input_ids must be an integer tensor [S, B, T] or [B, T]")
+        if input_ids.dim() == 2:
+            input_ids = input_ids.expand(self.n_models, *input_ids.shape)
+        if input_ids.dim() != 3 or input_ids.shape[0] != self.n_models:
+            raise ValueError(
+                f"input_ids must be [S={self.n_models}, B, T] or [B, T], "
+                f"got {list(input_ids.shape)}"
+            )
+        vocab = self.config.vocab_size
+        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab):
+            raise ValueError(f"input_ids must hold token ids in 0..{vocab - 1}")
+        positions = self.template.positions
+        if rope is not None and not isinstance(positions, RotaryPositions):
+            raise ValueError(f"rope is only for RoPE schemes, not {self.scheme!r}")
+        p = self.params
+        n_models, batch, seq_len = input_ids.shape
+        which = torch.arange(n_models)[:, None, None]  # [S, 1, 1]
+        h = p["embed_tokens.weight"][which, input_ids]  # [S, B, T, D]
+        if isinstance(positions, LearnedPositions):
+            if seq_len > positions.max_len:
+                raise ValueError(
+                    f"seq_len {seq_len} is past the learned table (max_len={positions.max_len})"
+                )
+            h = h + p["positions.table.weight"][:, None, :seq_len]  # + [S, 1, T, D]
+        else:
+            h = positions.embed(h.flatten(0, 1)).view_as(h)  # sinusoidal adds [T, D]
+        tables = self._rope_tables(seq_len, rope)
+        if isinstance(positions, T5BiasPositions):
+            weights = p["positions.table.relative_attention_bias.weight"]  # [S, buckets, H]
+            bias = torch.stack(
+                [
+                    t5_relative_bias(
+                        w,
+                        seq_len,
+                        seq_len,
+                        bidirectional=False,
+                        max_distance=positions.max_distance,
+                    )
+                    for w in weights
+                ]
+            )[:, None]  # [S, 1, H, T, T]
+            bias = _causal(bias)
+        else:
+            bias = positions.bias(seq_len, dtype=h.dtype)  # [H, T, T] or None
+        if bias is None:
+            future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # [T, T]
+            bias = torch.zeros(seq_len, seq_len).masked_fill(future, float("-inf"))
+        records: list[AttentionRecord] = []
+        if keep_pairs is not None:
+            shape = (self.config.n_layers, self.d_head // 2)
+            if not isinstance(keep_pairs, torch.Tensor) or tuple(keep_pairs.shape) != shape:
+                raise ValueError(f"keep_pairs must be a bool tensor of shape {list(shape)}")
+        heads, d_head = self.n_heads, self.d_head
+        for layer in range(self.config.n_layers):
+            x = _layer_norm(h, p[f"norms.{layer}.weight"], p[f"norms.{layer}.bias"])
+            w_qkv = torch.cat(
+                [p[f"layers.{layer}.{n}_proj.weight"] for n in "qkv"], dim=1
+            )  # [S, 3D, D]
+            qkv = _linear(x, w_qkv).view(n_models, batch, seq_len, 3, heads, d_head)
+            q, k, v = qkv.permute(3, 0, 1, 4, 2, 5)  # each [S, B, H, T, d_head]
+            if tables is not None:
+                cos, sin = tables
+                q = apply_rope(q, cos, sin, pairing="half")
+                k = apply_rope(k, cos, sin, pairing="half")
+            if keep_pairs is not None:
+                keep = keep_pairs[layer].to(q.dtype).repeat(2)  # [d_head], "half" layout
+                q, k = q * keep, k * keep
+            scores = q @ k.transpose(-2, -1) / math.sqrt(d_head) + bias  # [S, B, H, T, T]
+            weights = torch.softmax(scores, dim=-1)
+            if return_attention:
+                records.append(AttentionRecord(q.detach(), k.detach(), weights.detach()))
+            out = weights @ v  # [S, B, H, T, d_head]
+            out = out.transpose(2, 3).reshape(n_models, batch, seq_len, heads * d_head)
+            h = h + _linear(out, p[f"layers.{layer}.o_proj.weight"])
+        h = _layer_norm(h, p["norm.weight"], p["norm.bias"])
+        logits = _linear(h, p["lm_head.weight"])  # [S, B, T, V]
+        return (logits, records) if return_attention else logits
+
+    __call__ = forward
+
+
+@dataclass(frozen=True)
+class AttentionRecord:
+    """One layer's rotated queries and keys ``[S, B, H, T, d_head]`` and weights ``[S, B, H, T, T]``."""
+
+    q: torch.Tensor
+    k: torch.Tensor
+    weights: torch.Tensor
+
+
+def _with_seed(config: LabConfig, seed: int) -> LabConfig:
+    return LabConfig(**{**config.__dict__, "seed": seed})
+
+
+@dataclass
+class EnsembleTrainResult:
+    """A trained :class:`DecoderEnsemble`, its loss per step and model ``[steps, S]``, seconds."""
+
+    ensemble: DecoderEnsemble
+    losses: torch.Tensor
+    seconds: float
+
+
+def train_ensemble(
+    ensemble: DecoderEnsemble,
+    *,
+    steps: int | None = None,
+    seq_len: int | None = None,
+    lr: float | None = None,
+    batch_size: int | None = None,
+    warmup_steps: int | None = None,
+    data_seed: int = 10_000,
+) -> EnsembleTrainResult:
+    """Train every model of ``ensemble`` (in place) on the induction task; one batch per step.
+
+    Model ``s`` sees its own batches, from a generator seeded ``data_seed + seeds[s]``, of
+    ``config.batch_size`` sequences of length ``seq_len`` (default ``config.train_len``) with
+    the default period range ``ceil(T/4) .. floor(T/2)``. The loss is the sum over models of
+    each model's mean cross-entropy, so each model gets exactly its own gradient; Adam (no
+    weight decay) with ``config.warmup_steps`` of linear warm-up, then the constant ``lr``
+    (default ``config.lr``). Runs in :func:`single_thread`. Pass ``steps``/``seq_len``/``lr``
+    to fine-tune an already trained ensemble (e.g. position interpolation at ``2L``).
+
+    Returns:
+        An :class:`EnsembleTrainResult`; ``losses`` is ``[steps, S]`` float32.
+
+    Raises:
+        TypeError: ``ensemble`` is not a :class:`DecoderEnsemble`.
+        ValueError: ``steps < 1``, ``seq_len < 4``, ``lr <= 0`` or a negative ``data_seed``.
+    """
+    if not isinstance(ensemble, DecoderEnsemble):
+        raise TypeError(f"ensemble must be a DecoderEnsemble, got {type(ensemble).__name__}")
+    config = ensemble.config
+    steps = config.steps if steps is None else check_positive_int("steps", steps)
+    seq_len = config.train_len if seq_len is None else check_int("seq_len", seq_len, minimum=4)
+    lr = config.lr if lr is None else check_positive_float("lr", lr)
+    batch_size = (
+        config.batch_size if batch_size is None else check_positive_int("batch_size", batch_size)
+    )
+    warmup = (
+        config.warmup_steps
+        if warmup_steps is None
+        else check_positive_int("warmup_steps", warmup_steps)
+    )
+    data_seed = check_int("data_seed", data_seed, minimum=0)
+    generators = [torch.Generator().manual_seed(data_seed + s) for s in ensemble.seeds]
+    params = ensemble.requires_grad_(True).parameters()
+    optimiser = torch.optim.Adam(params, lr=lr)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: min(1.0, (step + 1) / warmup)
+    )
+    losses = torch.empty(steps, ensemble.n_models)
+    start = time.perf_counter()
+    with single_thread():
+        for step in range(steps):
+            batches = [
+                induction_batch(batch_size, seq_len, config.vocab_size, generator=g)
+                for g in generators
+            ]
+            input_ids = torch.stack([b.input_ids for b in batches])  # [S, B, T]
+            targets = torch.stack([b.targets for b in batches])  # [S, B, T]
+            logits = ensemble(input_ids)  # [S, B, T, V]
+            per_model = F.cross_entropy(
+                logits.flatten(1, 2).transpose(1, 2),  # [S, V, B·T]
+                targets.flatten(1),  # [S, B·T]
+                ignore_index=IGNORE_INDEX,
+                reduction="none",
+            )  # [S, B·T]
+            scored = (targets.flatten(1) != IGNORE_INDEX).sum(1).clamp(min=1)  # [S]
+            loss_each = per_model.sum(1) / scored  # [S]
+            optimiser.zero_grad(set_to_none=True)
+            loss_each.sum().backward()
+            optimiser.step()
+            schedule.step()
+            losses[step] = loss_each.detach()
+    ensemble.requires_grad_(False)
+    return EnsembleTrainResult(ensemble, losses, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class EnsembleEval:
+    """Accuracy of each model of an ensemble at one length and condition.
+
+    Attributes:
+        seq_len: the evaluation length ``T``.
+        condition: a key of :data:`CONDITIONS`.
+        accuracy: ``[S]`` float64, over every scored position.
+        key_below: ``[S]`` float64, over the positions whose earliest answer key
+            (:func:`earliest_answer_key`) lies below the training length; NaN if none.
+        key_above: ``[S]`` float64, the same for an earliest answer key at or past it.
+        n_below: scored positions with the earliest answer key below the training length.
+        n_above: scored positions with the earliest answer key at or past it.
+        per_position: ``[S, T]`` float64, accuracy at each position (NaN where none scored).
+    """
+
+    seq_len: int
+    condition: str
+    accuracy: torch.Tensor
+    key_below: torch.Tensor
+    key_above: torch.Tensor
+    n_below: int
+    n_above: int
+    per_position: torch.Tensor
+
+
+@torch.no_grad()
+def evaluate_ensemble(
+    ensemble: DecoderEnsemble,
+    seq_len: int,
+    *,
+    condition: str = "unseen",
+    n_sequences: int = 128,
+    seed: int = 2,
+    rope: tuple[torch.Tensor, float] | None = None,
+    keep_pairs: torch.Tensor | None = None,
+    batch_size: int = 64,
+) -> EnsembleEval:
+    """Accuracy of every model on the same ``n_sequences`` induction sequences of length ``seq_len``.
+
+    The period range is ``CONDITIONS[condition](seq_len, train_len)``; the data come from a
+    generator seeded ``seed`` (the same sequences for every model and scheme). Runs in
+    :func:`single_thread`.
+
+    Args:
+        ensemble: a :class:`DecoderEnsemble`.
+        seq_len: ``T``, an int >= 4.
+        condition: ``"seen"`` or ``"unseen"`` distances.
+        n_sequences: sequences, an int >= 1.
+        seed: data seed, an int >= 0.
+        rope: ``(inv_freq, attention_factor)`` for a RoPE model (see
+            :func:`scaled_rope_frequencies`), or ``None`` for the model's own.
+        keep_pairs: an ablation mask (see :meth:`DecoderEnsemble.forward`), or ``None``.
+        batch_size: sequences per forward pass.
+
+    Returns:
+        An :class:`EnsembleEval`.
+
+    Raises:
+        TypeError: ``ensemble`` is not a :class:`DecoderEnsemble`.
+        ValueError: bad sizes, an unknown ``condition``, or the errors of
+            :meth:`DecoderEnsemble.forward`.
+    """
+    if not isinstance(ensemble, DecoderEnsemble):
+        raise TypeError(f"ensemble must be a DecoderEnsemble, got {type(ensemble).__name__}")
+    seq_len = check_int("seq_len", seq_len, minimum=4)
+    check_choice("condition", condition, tuple(CONDITIONS))
+    n_sequences = check_positive_int("n_sequences", n_sequences)
+    seed = check_int("seed", seed, minimum=0)
+    batch_size = check_positive_int("batch_size", batch_size)
+    train_len = ensemble.config.train_len
+    period_range = CONDITIONS[condition](seq_len, train_len)
+    data = torch.Generator().manual_seed(seed)
+    n = ensemble.n_models
+    correct_at = torch.zeros(n, seq_len, dtype=torch.float64)  # [S, T]
+    count_at = torch.zeros(seq_len, dtype=torch.float64)  # [T]
+    below = torch.zeros(n, dtype=torch.float64)
+    above = torch.zeros(n, dtype=torch.float64)
+    n_below = n_above = 0
+    with single_thread():
+        done = 0
+        while done < n_sequences:
+            size = min(batch_size, n_sequences - done)
+            batch = induction_batch(
+                size,
+                seq_len,
+                ensemble.config.vocab_size,
+                generator=data,
+                period_range=period_range,
+            )
+            logits = ensemble(batch.input_ids, rope=rope, keep_pairs=keep_pairs)
+            predicted = logits.argmax(dim=-1)  # [S, b, T]
+            scored = batch.targets != IGNORE_INDEX  # [b, T]
+            correct = (predicted == batch.targets) & scored  # [S, b, T]
+            is_below = earliest_answer_key(batch.periods, seq_len) < train_len  # [b, T]
+            correct_at += correct.sum(dim=1).double()
+            count_at += scored.sum(dim=0).double()
+            below += (correct & is_below).sum(dim=(1, 2)).double()
+            above += (correct & ~is_below).sum(dim=(1, 2)).double()
+            n_below += int((scored & is_below).sum())
+            n_above += int((scored & ~is_below).sum())
+            done += size
+    per_position = torch.where(count_at > 0, correct_at / count_at.clamp(min=1), math.nan)
+    return EnsembleEval(
+        seq_len=seq_len,
+        condition=condition,
+        accuracy=correct_at.sum(1) / count_at.sum(),
+        key_below=below / n_below if n_below else torch.full((n,), math.nan),
+        key_above=above / n_above if n_above else torch.full((n,), math.nan),
+        n_below=n_below,
+        n_above=n_above,
+        per_position=per_position,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# What a trained RoPE model uses its frequency pairs for
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadScores:
+    """How much each head of each model attends like a previous-token or an induction head.
+
+    Attributes:
+        previous_token: ``[S, n_layers, H]``, mean attention weight of a query on the key just
+            before it.
+        induction: ``[S, n_layers, H]``, mean total weight of a scored query on its answer keys
+            (keys ``j <= t`` with ``j ≡ t + 1 (mod n)``, the keys that follow an earlier copy of
+            the current token).
+    """
+
+    previous_token: torch.Tensor
+    induction: torch.Tensor
+
+
+@torch.no_grad()
+def head_scores(
+    ensemble: DecoderEnsemble, *, n_sequences: int = 32, seed: int = 3
+) -> tuple[HeadScores, list[AttentionRecord]]:
+    """Previous-token and induction scores of every head, on sequences at the training length.
+
+    The two roles of an induction circuit (Elhage et al. 2021; Olsson et al. 2022, arXiv
+    2209.11895): a previous-token head puts its weight on key ``t − 1``; an induction head puts
+    it on the keys right after earlier occurrences of the current token.
+
+    Returns:
+        ``(scores, records)``: the :class:`HeadScores` and the per-layer
+        :class:`AttentionRecord` they were computed from.
+
+    Raises:
+        TypeError: ``ensemble`` is not a :class:`DecoderEnsemble`.
+        ValueError: ``n_sequences < 1`` or ``seed < 0``.
+    """
+    if not isinstance(ensemble, DecoderEnsemble):
+        raise TypeError(f"ensemble must be a DecoderEnsemble, got {type(ensemble).__name__}")
+    n_sequences = check_positive_int("n_sequences", n_sequences)
+    seed = check_int("seed", seed, minimum=0)
+    config = ensemble.config
+    seq_len = config.train_len
+    batch = induction_batch(
+        n_sequences, seq_len, config.vocab_size, generator=torch.Generator().manual_seed(seed)
+    )
+    with single_thread():
+        _, records = ensemble(batch.input_ids, return_attention=True)
+    t = torch.arange(seq_len)
+    previous = (t[None, :] == t[:, None] - 1).float()  # [T, T], key t-1 of query t
+    j, q_pos = t[None, None, :], t[None, :, None]  # [1, 1, T], [1, T, 1]
+    n = batch.periods[:, None, None]  # [B, 1, 1]
+    answer = ((j - q_pos - 1) % n == 0) & (j <= q_pos) & (j >= 1)  # [B, T, T]
+    scored = (batch.targets != IGNORE_INDEX).float()  # [B, T]
+    prev_scores, ind_scores = [], []
+    for record in records:
+        w = record.weights  # [S, B, H, T, T]
+        prev = (w * previous).sum(-1)[..., 1:].mean(dim=(1, 3))  # [S, H]
+        on_answer = (w * answer[None, :, None].float()).sum(-1)  # [S, B, H, T]
+        weight = scored[None, :, None, :]  # [1, B, 1, T]
+        ind = (on_answer * weight).sum(dim=(1, 3)) / weight.sum(dim=(1, 3))  # [S, H]
+        prev_scores.append(prev)
+        ind_scores.append(ind)
+    scores = HeadScores(torch.stack(prev_scores, 1), torch.stack(ind_scores, 1))
+    return scores, records
+
+
+def pair_norm_share(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Share of each rotary pair in a head's q·k magnitude: ``‖q_i‖‖k_i‖ / Σ_j ‖q_j‖‖k_j‖``.
+
+    ``‖q_i‖`` is the mean over tokens of the norm of pair ``i`` (dimensions ``i`` and
+    ``i + d/2``, the "half" layout) of the query, likewise for keys; rotation does not change
+    these norms, so rotated or unrotated ``q``/``k`` give the same answer. A pair whose norms are
+    near zero cannot move the scores, whatever its angle. In the spirit of Barbero et al. 2024
+    (arXiv 2410.06205), who study which RoPE frequencies Gemma 7B's queries and keys use.
+
+    Shapes: ``q``, ``k``: ``[..., T, d]`` (d even) → ``[..., d/2]`` summing to 1 over the last dim.
+
+    Raises:
+        TypeError: ``q`` or ``k`` not a floating tensor.
+        ValueError: shapes differ, fewer than 2 dims, or ``d`` odd.
+    """
+    for name, t in (("q", q), ("k", k)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating tensor [..., T, d]")
+    if q.shape != k.shape or q.dim() < 2 or q.shape[-1] % 2:
+        raise ValueError(
+            f"q and k must share a shape [..., T, d] with d even, got {list(q.shape)} and "
+            f"{list(k.shape)}"
+        )
+    half = q.shape[-1] // 2
+
+    def pair_norms(x: torch.Tensor) -> torch.Tensor:
+        return torch.sqrt(x[..., :half] ** 2 + x[..., half:] ** 2).mean(dim=-2)  # [..., d/2]
+
+    energy = pair_norms(q) * pair_norms(k)
+    return energy / energy.sum(dim=-1, keepdim=True).clamp(min=torch.finfo(q.dtype).tiny)
+
+
+# --------------------------------------------------------------------------------------------
+# The whole experiment
+# --------------------------------------------------------------------------------------------
+
+#: The trained RoPE model under each zero-shot scaling method: variant name → method.
+SCALED_VARIANTS: dict[str, str] = {
+    f"rope+{m if m != 'linear' else 'pi'}": m for m in ZERO_SHOT_SCALING
+}
+
+#: The two fine-tuned variants: PI with a fixed factor 2 fine-tuned at 2L (Chen et al. 2023), and
+#: the control, plain RoPE fine-tuned on the same data.
+FINE_TUNED_VARIANTS: tuple[str, ...] = ("rope+pi+ft", "rope+ft")
+
+
+@dataclass
+class ExtrapolationLab:
+    """What :func:`run_extrapolation_lab` measured.
+
+    Attributes:
+        config: the :class:`LabConfig` (sizes, steps, lengths).
+        seeds: the model seeds, one per ensemble member.
+        ensembles: the trained :class:`DecoderEnsemble` per trained variant.
+        losses: ``[steps, S]`` training loss per trained scheme.
+        seconds: wall time per training (schemes and fine-tunes).
+        results: ``results[variant][condition][T]`` is an :class:`EnsembleEval`; at ``T = L``
+            both conditions hold the same evaluation.
+    """
+
+    config: LabConfig
+    seeds: tuple[int, ...]
+    ensembles: dict[str, DecoderEnsemble] = field(default_factory=dict)
+    losses: dict[str, torch.Tensor] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    results: dict[str, dict[str, dict[int, EnsembleEval]]] = field(default_factory=dict)
+
+    def accuracy(self, variant: str, condition: str, seq_len: int) -> torch.Tensor:
+        """``[S]`` accuracies of ``variant`` (``KeyError`` if not run)."""
+        return self.results[variant][condition][seq_len].accuracy
+
+    def median(self, variant: str, condition: str, seq_len: int) -> float:
+        """Median accuracy over seeds (the middle seed for an odd count)."""
+        return float(self.accuracy(variant, condition, seq_len).median())
+
+
+def _evaluate_all(
+    lab: ExtrapolationLab,
+    name: str,
+    ensemble: DecoderEnsemble,
+    tokens: int,
+    rope_for: Callable[[int], tuple[torch.Tensor, float]] | None = None,
+) -> None:
+    config = lab.config
+    out: dict[str, dict[int, EnsembleEval]] = {c: {} for c in CONDITIONS}
+    for seq_len in config.eval_lens:
+        rope = rope_for(seq_len) if rope_for is not None else None
+        for condition in CONDITIONS:
+            if seq_len == config.train_len and condition != "seen":
+                out[condition][seq_len] = out["seen"][seq_len]
+                continue
+            out[condition][seq_len] = evaluate_ensemble(
+                ensemble,
+                seq_len,
+                condition=condition,
+                n_sequences=max(1, tokens // seq_len),
+                rope=rope,
+            )
+    lab.results[name] = out
+
+
+def run_extrapolation_lab(
+    config: LabConfig = LabConfig(),
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4),
+    schemes: tuple[str, ...] = ("none", "sinusoidal", "learned", "rope", "alibi", "t5"),
+    *,
+    eval_tokens: int = 8192,
+    fine_tune_steps: int = 60,
+    fine_tune_lr: float = 3e-3,
+) -> ExtrapolationLab:
+    """Train each scheme as one ensemble of ``seeds`` and evaluate every variant.
+
+    For each scheme, ``len(seeds)`` models (initialisation seed ``s``, their own data) are
+    trained at ``L = config.train_len`` (:func:`train_ensemble`) and evaluated at each of
+    ``config.eval_lens`` under both :data:`CONDITIONS` on the same ``eval_tokens // T``
+    sequences. If ``"rope"`` is among the schemes, its trained models are also evaluated under
+    every zero-shot method of :data:`SCALED_VARIANTS` (no retraining) and fine-tuned twice at
+    ``2L`` for ``fine_tune_steps`` steps of 16 sequences (lr ``fine_tune_lr``, 10 warm-up
+    steps): once with position interpolation of factor 2 fixed at every length (Chen et al.
+    2023, arXiv 2306.15595) and once without (the control).
+
+    Raises:
+        TypeError: ``config`` not a :class:`LabConfig`, ``schemes``/``seeds`` not tuples.
+        ValueError: an unknown or repeated scheme; ``"rope+pi"`` among the schemes (it is a
+            variant here); bad sizes.
+    """
+    if not isinstance(config, LabConfig):
+        raise TypeError(f"config must be a LabConfig, got {type(config).__name__}")
+    if not isinstance(schemes, tuple) or not schemes:
+        raise TypeError(f"schemes must be a non-empty tuple of names, got {schemes!r}")
+    trainable = tuple(
+        n for n in POSITION_SCHEMES if POSITION_SCHEMES[n].shares_training_with is None
+    )
+    for name in schemes:
+        check_choice("schemes entries", name, trainable)
+    if len(set(schemes)) != len(schemes):
+        raise ValueError(f"schemes must not repeat a name, got {schemes}")
+    eval_tokens = check_positive_int("eval_tokens", eval_tokens)
+    fine_tune_steps = check_positive_int("fine_tune_steps", fine_tune_steps)
+    fine_tune_lr = check_positive_float("fine_tune_lr", fine_tune_lr)
+    lab = ExtrapolationLab(config=config, seeds=seeds)
+    for name in schemes:
+        trained = train_ensemble(DecoderEnsemble(name, config, seeds))
+        lab.ensembles[name], lab.losses[name] = trained.ensemble, trained.losses
+        lab.seconds[name] = trained.seconds
+        _evaluate_all(lab, name, trained.ensemble, eval_tokens)
+    if "rope" not in schemes:
+        return lab
+    rope = lab.ensembles["rope"]
+    d_head, base, train_len = rope.d_head, config.base, config.train_len
+    for variant, method in SCALED_VARIANTS.items():
+
+        def rope_for(seq_len: int, method: str = method) -> tuple[torch.Tensor, float]:
+            return scaled_rope_frequencies(
+                method, d_head, base, seq_len=seq_len, train_len=train_len
+            )
+
+        _evaluate_all(lab, variant, rope, eval_tokens, rope_for)
+    for variant in FINE_TUNED_VARIANTS:
+        tuned = rope.copy()
+        if variant == "rope+pi+ft":
+            tuned.fixed_rope = ROPE_SCALING["linear"](d_head, base, factor=2.0)
+        result = train_ensemble(
+            tuned,
+            steps=fine_tune_steps,
+            seq_len=2 * train_len,
+            lr=fine_tune_lr,
+            batch_size=16,
+            warmup_steps=10,
+            data_seed=20_000,
+        )
+        lab.ensembles[variant], lab.seconds[variant] = tuned, result.seconds
+        _evaluate_all(lab, variant, tuned, eval_tokens)
     return lab

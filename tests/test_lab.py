@@ -10,9 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.lab import (
+    CONDITIONS,
+    DYNAMIC_FACTOR,
+    FINE_TUNED_VARIANTS,
     IGNORE_INDEX,
     POSITION_SCHEMES,
+    SCALED_VARIANTS,
+    ZERO_SHOT_SCALING,
     ALiBiPositions,
+    DecoderEnsemble,
     InterpolatedRotaryPositions,
     LabConfig,
     LabResult,
@@ -22,12 +28,22 @@ from lib.lab import (
     SinusoidalPositions,
     TinyDecoder,
     build_decoder,
+    earliest_answer_key,
     evaluate_decoder,
+    evaluate_ensemble,
+    head_scores,
     induction_batch,
+    pair_norm_share,
+    run_extrapolation_lab,
     run_lab,
+    scaled_rope_frequencies,
     single_thread,
     train_decoder,
+    train_ensemble,
 )
+from lib.relative import t5_relative_position_bucket
+from lib.rope import apply_rope, rope_angles, rope_inv_freq
+from lib.rope_scaling import ROPE_SCALING
 
 #: A lab small enough for unit tests (well under a second per training).
 TINY = LabConfig(
@@ -139,7 +155,15 @@ def test_single_thread_sets_one_thread_and_restores_even_after_an_error():
 
 
 def test_registry_names_classes_and_where_they_act():
-    assert list(POSITION_SCHEMES) == ["none", "sinusoidal", "learned", "rope", "rope+pi", "alibi"]
+    assert list(POSITION_SCHEMES) == [
+        "none",
+        "sinusoidal",
+        "learned",
+        "rope",
+        "rope+pi",
+        "alibi",
+        "t5",
+    ]
     acts = {name: cls.acts_on for name, cls in POSITION_SCHEMES.items()}
     assert acts == {
         "none": "nothing",
@@ -148,6 +172,7 @@ def test_registry_names_classes_and_where_they_act():
         "rope": "q/k",
         "rope+pi": "q/k",
         "alibi": "scores",
+        "t5": "scores",
     }
     assert POSITION_SCHEMES["rope+pi"].shares_training_with == "rope"
     assert all(
@@ -157,7 +182,7 @@ def test_registry_names_classes_and_where_they_act():
 
 def test_parameters_added_by_each_scheme():
     counts = {n: sum(p.numel() for p in _scheme(n).parameters()) for n in POSITION_SCHEMES}
-    assert counts == {n: 0 for n in POSITION_SCHEMES} | {"learned": 32 * 16}
+    assert counts == {n: 0 for n in POSITION_SCHEMES} | {"learned": 32 * 16, "t5": 32 * 2}
 
 
 def test_none_adds_nothing_and_hooks_are_empty():
@@ -535,3 +560,296 @@ def test_accuracy_between_weights_positions_by_their_counts():
     assert lab.accuracy_between("none", 16, 8, 16) == pytest.approx(expected)
     with pytest.raises(KeyError):
         lab.accuracy_between("rope", 16, 0, 16)
+
+
+# ------------------------------------------------------------------------------------------------
+# The two conditions, the answer key, T5's bias
+# ------------------------------------------------------------------------------------------------
+
+
+@given(seq_len=st.integers(8, 48), data=st.data(), seed=st.integers(0, 1000))
+def test_period_range_bounds_every_period_and_keeps_the_repeat_structure(seq_len, data, seed):
+    high = data.draw(st.integers(1, seq_len // 2))
+    low = data.draw(st.integers(1, high))
+    out = induction_batch(
+        6,
+        seq_len,
+        high + 3,
+        generator=torch.Generator().manual_seed(seed),
+        period_range=(low, high),
+    )
+    assert ((out.periods >= low) & (out.periods <= high)).all()
+    for b in range(6):
+        n = int(out.periods[b])
+        assert torch.equal(out.input_ids[b, n:], out.input_ids[b, :-n])
+
+
+def test_conditions_keep_or_scale_the_training_periods():
+    assert CONDITIONS["seen"](128, 32) == (8, 16) == CONDITIONS["seen"](32, 32)
+    assert CONDITIONS["unseen"](128, 32) == (32, 64)
+    assert CONDITIONS["unseen"](32, 32) == CONDITIONS["seen"](32, 32)
+    # the default range of induction_batch is the unseen one
+    a = induction_batch(50, 40, 20, generator=torch.Generator().manual_seed(1))
+    b = induction_batch(
+        50, 40, 20, generator=torch.Generator().manual_seed(1), period_range=(10, 20)
+    )
+    assert torch.equal(a.input_ids, b.input_ids)
+
+
+@pytest.mark.parametrize(
+    ("period_range", "error"),
+    [((0, 4), ValueError), ((5, 4), ValueError), ((2, 9), ValueError), ([2, 4], TypeError)],
+)
+def test_period_range_errors(period_range, error):
+    with pytest.raises(error, match="period_range"):
+        induction_batch(2, 16, 16, generator=torch.Generator(), period_range=period_range)
+
+
+@given(seq_len=st.integers(4, 40), seed=st.integers(0, 1000))
+def test_earliest_answer_key_is_the_first_key_after_an_earlier_copy(seq_len, seed):
+    batch = induction_batch(4, seq_len, seq_len, generator=torch.Generator().manual_seed(seed))
+    keys = earliest_answer_key(batch.periods, seq_len)
+    for b in range(4):
+        x = batch.input_ids[b]
+        for t in range(int(batch.periods[b]), seq_len - 1):
+            holders = [j for j in range(1, t + 1) if x[j - 1] == x[t]]
+            assert holders and int(keys[b, t]) == holders[0]
+            assert x[holders[0]] == x[t + 1]  # it holds the answer
+
+
+def test_earliest_answer_key_pinned_and_errors():
+    assert earliest_answer_key(torch.tensor([3]), 7).tolist() == [[1, 2, 3, 1, 2, 3, 1]]
+    with pytest.raises(TypeError, match="periods"):
+        earliest_answer_key(torch.tensor([3.0]), 7)
+    with pytest.raises(ValueError, match="periods"):
+        earliest_answer_key(torch.tensor([0]), 7)
+
+
+def test_t5_bias_is_the_bucket_table_shared_by_layers_with_a_causal_mask():
+    scheme = _scheme("t5")
+    bias = scheme.bias(40, dtype=torch.float32)  # [H, T, T]
+    table = scheme.table.relative_attention_bias.weight  # [32, H]
+    i, j = torch.tril_indices(40, 40)
+    buckets = t5_relative_position_bucket(
+        j - i, bidirectional=False, num_buckets=32, max_distance=128
+    )
+    assert torch.equal(bias[:, i, j], table[buckets].T)
+    assert torch.isneginf(bias[:, 0, 1:]).all() and torch.isneginf(bias[:, 5, 6:]).all()
+    # distances 0..15 get their own bucket; 128 and beyond share the last one
+    assert buckets[(i - j) < 16].tolist() == (i - j)[(i - j) < 16].tolist()
+    assert t5_relative_position_bucket(
+        torch.tensor([-128, -500]), bidirectional=False, num_buckets=32, max_distance=128
+    ).tolist() == [31, 31]
+    # initialised as transformers' T5 (std d_model^-0.5), not nn.Embedding's N(0, 1)
+    wide = POSITION_SCHEMES["t5"](256, 64, max_len=8, train_len=8)
+    std = wide.table.relative_attention_bias.weight.std().item()
+    assert abs(std - 256**-0.5) < 0.1 * 256**-0.5
+
+
+# ------------------------------------------------------------------------------------------------
+# The ensemble
+# ------------------------------------------------------------------------------------------------
+
+TRAINABLE = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+
+
+@pytest.mark.parametrize("scheme", TRAINABLE)
+def test_ensemble_members_are_the_plain_models(scheme):
+    ensemble = DecoderEnsemble(scheme, TINY, (3, 1, 4))
+    ids = torch.randint(0, TINY.vocab_size, (3, 2, 12), generator=torch.Generator().manual_seed(0))
+    logits = ensemble(ids)  # [S, B, T, V]
+    assert logits.shape == (3, 2, 12, TINY.vocab_size)
+    for s, seed in enumerate((3, 1, 4)):
+        member = ensemble.member(s)
+        fresh = build_decoder(scheme, LabConfig(**{**TINY.__dict__, "seed": seed}))
+        for key, value in fresh.state_dict().items():
+            assert torch.equal(member.state_dict()[key], value)
+        torch.testing.assert_close(logits[s], member(ids[s]), atol=1e-5, rtol=1e-5)
+    # a [B, T] input is shared by every model
+    torch.testing.assert_close(ensemble(ids[0]), ensemble(ids[0].expand(3, -1, -1)))
+
+
+def test_ensemble_training_equals_separate_training():
+    together = train_ensemble(DecoderEnsemble("rope", TINY, (0, 1)), steps=4)
+    for s, seed in enumerate((0, 1)):
+        alone = train_ensemble(DecoderEnsemble("rope", TINY, (seed,)), steps=4)
+        torch.testing.assert_close(together.losses[:, s], alone.losses[:, 0], atol=1e-5, rtol=0)
+        for key, value in alone.ensemble.params.items():
+            torch.testing.assert_close(
+                together.ensemble.params[key][s], value[0], atol=1e-5, rtol=0
+            )
+    assert together.losses.shape == (4, 2)
+
+
+def test_ensemble_training_lowers_every_models_loss_and_keeps_untrained_rows():
+    config = LabConfig(**{**TINY.__dict__, "steps": 40, "warmup_steps": 5, "batch_size": 8})
+    ensemble = DecoderEnsemble("learned", config, (0, 1))
+    before = ensemble.params["positions.table.weight"].clone()
+    result = train_ensemble(ensemble)
+    assert (result.losses[-5:].mean(0) < result.losses[:5].mean(0) - 0.2).all()
+    after = ensemble.params["positions.table.weight"]
+    L = config.train_len
+    assert torch.equal(after[:, L:], before[:, L:])
+    assert not torch.equal(after[:, :L], before[:, :L])
+
+
+def test_ensemble_copy_is_independent_and_fixed_rope_is_used_everywhere():
+    ensemble = DecoderEnsemble("rope", TINY, (0, 1))
+    twin = ensemble.copy()
+    twin.params["lm_head.weight"] += 1.0
+    assert not torch.equal(twin.params["lm_head.weight"], ensemble.params["lm_head.weight"])
+    ids = torch.randint(0, TINY.vocab_size, (2, 3, 8), generator=torch.Generator().manual_seed(1))
+    pi = ROPE_SCALING["linear"](TINY.d_model // TINY.n_heads, TINY.base, factor=2.0)
+    fixed = ensemble.copy()
+    fixed.fixed_rope = pi
+    torch.testing.assert_close(fixed(ids), ensemble(ids, rope=pi))
+    assert not torch.allclose(fixed(ids), ensemble(ids))
+
+
+def test_keep_pairs_zeroes_pairs_of_q_and_k():
+    ensemble = DecoderEnsemble("rope", TINY, (0,))
+    ids = torch.randint(0, TINY.vocab_size, (1, 2, 8), generator=torch.Generator().manual_seed(2))
+    half = TINY.d_model // TINY.n_heads // 2
+    everything = torch.ones(TINY.n_layers, half, dtype=torch.bool)
+    torch.testing.assert_close(ensemble(ids, keep_pairs=everything), ensemble(ids))
+    # dropping every pair of layer 0 is the same as zero query weights there (uniform attention)
+    nothing = everything.clone()
+    nothing[0] = False
+    zero_q = ensemble.copy()
+    zero_q.params["layers.0.q_proj.weight"].zero_()
+    torch.testing.assert_close(ensemble(ids, keep_pairs=nothing), zero_q(ids))
+    _, records = ensemble(ids, keep_pairs=nothing, return_attention=True)
+    assert torch.count_nonzero(records[0].q) == 0
+    with pytest.raises(ValueError, match="keep_pairs"):
+        ensemble(ids, keep_pairs=everything[:, :1])
+
+
+def test_ensemble_errors():
+    with pytest.raises(ValueError, match="scheme"):
+        DecoderEnsemble("xpos", TINY, (0,))
+    with pytest.raises(TypeError, match="seeds"):
+        DecoderEnsemble("rope", TINY, [0])
+    with pytest.raises(ValueError, match="seeds"):
+        DecoderEnsemble("rope", TINY, (1, 1))
+    with pytest.raises(TypeError, match="config"):
+        DecoderEnsemble("rope", {"d_model": 16}, (0,))
+    ensemble = DecoderEnsemble("learned", TINY, (0, 1))
+    with pytest.raises(ValueError, match="input_ids"):
+        ensemble(torch.zeros(3, 2, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match="input_ids"):
+        ensemble(torch.full((2, 8), TINY.vocab_size))
+    with pytest.raises(TypeError, match="input_ids"):
+        ensemble(torch.zeros(2, 8))
+    with pytest.raises(ValueError, match="learned table"):
+        ensemble(torch.zeros(2, TINY.max_len + 1, dtype=torch.long))
+    with pytest.raises(ValueError, match="rope"):
+        ensemble(torch.zeros(2, 8, dtype=torch.long), rope=ROPE_SCALING["default"](8, 1e4))
+    with pytest.raises(ValueError, match="index"):
+        ensemble.member(2)
+    with pytest.raises(TypeError, match="ensemble"):
+        train_ensemble(build_decoder("rope", TINY))
+    with pytest.raises(ValueError, match="steps"):
+        train_ensemble(ensemble, steps=0)
+
+
+def test_evaluate_ensemble_counts_like_the_plain_models_and_splits_by_answer_key():
+    config = LabConfig(**{**TINY.__dict__, "steps": 30, "warmup_steps": 5})
+    ensemble = train_ensemble(DecoderEnsemble("rope", config, (0, 1))).ensemble
+    result = evaluate_ensemble(ensemble, 32, condition="unseen", n_sequences=20, seed=5)
+    data = torch.Generator().manual_seed(5)
+    batch = induction_batch(20, 32, config.vocab_size, generator=data, period_range=(8, 16))
+    scored = batch.targets != IGNORE_INDEX
+    below = earliest_answer_key(batch.periods, 32) < config.train_len
+    for s in range(2):
+        predicted = ensemble.member(s)(batch.input_ids).argmax(-1)
+        hits = (predicted == batch.targets) & scored
+        assert result.accuracy[s].item() == pytest.approx(hits.sum().item() / scored.sum().item())
+        assert result.key_below[s].item() == pytest.approx(
+            (hits & below).sum().item() / (scored & below).sum().item()
+        )
+    assert result.n_below == int((scored & below).sum()) and result.n_above > 0
+    total = result.n_below + result.n_above
+    mixed = (result.key_below * result.n_below + result.key_above * result.n_above) / total
+    torch.testing.assert_close(mixed, result.accuracy)
+    # seen distances: the earliest answer key is always below L, so nothing is above
+    seen = evaluate_ensemble(ensemble, 32, condition="seen", n_sequences=8)
+    assert seen.n_above == 0 and seen.key_above.isnan().all()
+    with pytest.raises(ValueError, match="condition"):
+        evaluate_ensemble(ensemble, 32, condition="far")
+
+
+def test_scaled_rope_frequencies_follow_the_registry():
+    d, base, L = 16, 10000.0, 32
+    theta, _ = ROPE_SCALING["default"](d, base)
+    for method in ZERO_SHOT_SCALING:  # up to L every method is plain RoPE
+        inv, factor = scaled_rope_frequencies(method, d, base, seq_len=L, train_len=L)
+        assert torch.equal(inv, theta) and factor == 1.0
+    inv, _ = scaled_rope_frequencies("linear", d, base, seq_len=4 * L, train_len=L)
+    torch.testing.assert_close(inv, theta / 4)
+    inv, factor = scaled_rope_frequencies("yarn", d, base, seq_len=4 * L, train_len=L)
+    expected = ROPE_SCALING["yarn"](d, base, factor=4.0, original_max_position_embeddings=L)
+    assert torch.equal(inv, expected[0]) and factor == expected[1]
+    stretch = (theta / inv).tolist()  # YaRN at s = 4 with 8 pairs: pair 0 kept, 2+ interpolated
+    assert stretch[0] == pytest.approx(1.0) and 1.0 < stretch[1] < 4.0
+    assert stretch[2:] == pytest.approx([4.0] * 6)
+    inv, _ = scaled_rope_frequencies("dynamic", d, base, seq_len=2 * L, train_len=L)
+    new_base = base * (DYNAMIC_FACTOR * 2 - (DYNAMIC_FACTOR - 1)) ** (d / (d - 2))
+    torch.testing.assert_close(inv, ROPE_SCALING["default"](d, new_base)[0])
+    with pytest.raises(ValueError, match="method"):
+        scaled_rope_frequencies("longrope", d, base, seq_len=64, train_len=L)
+
+
+# ------------------------------------------------------------------------------------------------
+# Frequency pairs and head roles
+# ------------------------------------------------------------------------------------------------
+
+
+def test_pair_norm_share_pinned_sums_to_one_and_ignores_rotation():
+    q = torch.tensor([[3.0, 0.0, 4.0, 1.0]])  # pairs (0, 2) and (1, 3): norms 5 and 1
+    k = torch.tensor([[1.0, 2.0, 0.0, 0.0]])  # norms 1 and 2
+    torch.testing.assert_close(pair_norm_share(q, k), torch.tensor([5 / 7, 2 / 7]))
+    x = torch.randn(2, 3, 10, 16, generator=torch.Generator().manual_seed(0))
+    y = torch.randn(2, 3, 10, 16, generator=torch.Generator().manual_seed(1))
+    share = pair_norm_share(x, y)
+    assert share.shape == (2, 3, 8)
+    torch.testing.assert_close(share.sum(-1), torch.ones(2, 3))
+    angles = rope_angles(torch.arange(10), rope_inv_freq(16, 100.0))
+    cos, sin = angles.cos(), angles.sin()
+    rotated = pair_norm_share(apply_rope(x, cos, sin), apply_rope(y, cos, sin))
+    torch.testing.assert_close(rotated, share, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="d even"):
+        pair_norm_share(x[..., :3], y[..., :3])
+    with pytest.raises(TypeError, match="q"):
+        pair_norm_share(torch.ones(2, 4, dtype=torch.long), y)
+
+
+def test_head_scores_shapes_and_ranges():
+    ensemble = DecoderEnsemble("rope", TINY, (0, 1))
+    scores, records = head_scores(ensemble, n_sequences=4)
+    shape = (2, TINY.n_layers, TINY.n_heads)
+    assert scores.previous_token.shape == scores.induction.shape == shape
+    for values in (scores.previous_token, scores.induction):
+        assert ((values >= 0) & (values <= 1 + 1e-6)).all()
+    assert len(records) == TINY.n_layers
+    torch.testing.assert_close(records[0].weights.sum(-1), torch.ones(2, 4, 2, 8))
+
+
+def test_run_extrapolation_lab_small():
+    config = LabConfig(**{**TINY.__dict__, "eval_multiples": (1, 2)})
+    lab = run_extrapolation_lab(
+        config, (0, 1), ("rope", "alibi"), eval_tokens=64, fine_tune_steps=2
+    )
+    expected = ["rope", "alibi", *SCALED_VARIANTS, *FINE_TUNED_VARIANTS]
+    assert list(lab.results) == expected
+    for name in expected:
+        assert set(lab.results[name]) == set(CONDITIONS)
+        # at T = L both conditions are one evaluation
+        assert lab.results[name]["seen"][8] is lab.results[name]["unseen"][8]
+        assert lab.accuracy(name, "unseen", 16).shape == (2,)
+    # zero-shot variants are the rope models: same accuracy at L
+    assert torch.equal(lab.accuracy("rope+yarn", "seen", 8), lab.accuracy("rope", "seen", 8))
+    assert lab.ensembles["rope+pi+ft"].fixed_rope is not None
+    assert lab.ensembles["rope+ft"].fixed_rope is None
+    assert lab.losses["rope"].shape == (config.steps, 2)
+    with pytest.raises(ValueError, match="schemes"):
+        run_extrapolation_lab(config, (0,), ("rope+pi",))

@@ -20,7 +20,9 @@ __all__ = [
     "SCHEME_STYLE",
     "accuracy_by_length_figure",
     "comparison_markdown",
+    "extrapolation_figure",
     "loss_figure",
+    "pair_usage_figure",
     "per_position_figure",
 ]
 
@@ -32,6 +34,13 @@ SCHEME_STYLE: dict[str, dict[str, str]] = {
     "rope": {"color": OKABE_ITO[0], "dash": "solid", "symbol": "circle"},
     "rope+pi": {"color": OKABE_ITO[4], "dash": "dash", "symbol": "circle-open"},
     "alibi": {"color": OKABE_ITO[2], "dash": "solid", "symbol": "triangle-up"},
+    "t5": {"color": OKABE_ITO[3], "dash": "dashdot", "symbol": "star"},
+    "rope+ntk": {"color": OKABE_ITO[1], "dash": "dash", "symbol": "diamond-open"},
+    "rope+dynamic": {"color": OKABE_ITO[6], "dash": "dot", "symbol": "hexagon-open"},
+    "rope+yarn": {"color": OKABE_ITO[2], "dash": "dash", "symbol": "triangle-up-open"},
+    "rope+llama3": {"color": OKABE_ITO[5], "dash": "dashdot", "symbol": "square-open"},
+    "rope+pi+ft": {"color": OKABE_ITO[4], "dash": "solid", "symbol": "circle-x"},
+    "rope+ft": {"color": OKABE_ITO[0], "dash": "longdash", "symbol": "cross"},
 }
 
 _FALLBACK = {"color": OKABE_ITO[3], "dash": "solid", "symbol": "circle"}
@@ -246,4 +255,210 @@ def loss_figure(losses: Mapping[str, Sequence[float]], *, window: int = 10) -> g
         )
     fig.update_xaxes(title="training step")
     fig.update_yaxes(title=f"cross-entropy (mean of {window} steps)", type="log")
+    return fig
+
+
+def _spread(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(median, min, max)`` of accuracies in [0, 1], each rounded to 2 decimals."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0 or not np.all(np.isfinite(array)):
+        raise ValueError(f"every value must be a finite accuracy, got {list(values)}")
+    if np.any(array < 0) or np.any(array > 1):
+        raise ValueError(f"accuracies must lie in [0, 1], got {list(values)}")
+    out = (float(np.median(array)), float(array.min()), float(array.max()))
+    return tuple(round(v, 2) + 0.0 for v in out)  # type: ignore[return-value]
+
+
+def extrapolation_figure(
+    accuracy: Mapping[str, Mapping[str, Mapping[int, Sequence[float]]]],
+    groups: Mapping[str, Sequence[str]],
+    train_len: int,
+    *,
+    condition_labels: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """Median accuracy against length with min–max error bars; buttons and a menu switch views.
+
+    One trace per variant; its point at length ``T`` is the median over seeds and its error bar
+    runs from the worst to the best seed. Buttons (``layout.updatemenus[0]``) switch the
+    condition by restyling every trace's ``y`` and ``error_y``; a dropdown
+    (``layout.updatemenus[1]``) switches the group of variants by restyling ``visible``. The two
+    act on different trace properties, so either can be changed without undoing the other, and
+    neither needs a kernel.
+
+    Args:
+        accuracy: ``{variant: {condition: {T: per-seed accuracies}}}``; every variant must
+            have the same conditions and lengths.
+        groups: ``{label: variants shown}``, in menu order; every name must be in ``accuracy``.
+        train_len: the training length ``L`` (the x axis is in multiples of it).
+        condition_labels: button label per condition (default: the condition names).
+
+    Returns:
+        The figure, showing the first condition and the first group.
+
+    Raises:
+        ValueError: empty input, mismatched conditions or lengths, an unknown variant in a
+            group, a non-finite accuracy or one outside [0, 1], or ``train_len < 1``.
+    """
+    train_len = _check_positive_int("train_len", train_len)
+    if not accuracy or not groups:
+        raise ValueError("accuracy and groups must each hold at least one entry")
+    names = list(accuracy)
+    conditions = list(accuracy[names[0]])
+    lengths = sorted(accuracy[names[0]][conditions[0]])
+    for name in names:
+        if list(accuracy[name]) != conditions:
+            raise ValueError(f"{name!r} has conditions {list(accuracy[name])}, not {conditions}")
+        for condition in conditions:
+            if sorted(accuracy[name][condition]) != lengths:
+                raise ValueError(f"{name!r}/{condition!r} does not have the lengths {lengths}")
+    for label, members in groups.items():
+        unknown = [m for m in members if m not in accuracy]
+        if unknown:
+            raise ValueError(f"group {label!r} names unknown variants {unknown}")
+    labels = dict(condition_labels or {})
+    stats = {
+        (name, c): [_spread(accuracy[name][c][t]) for t in lengths]
+        for name in names
+        for c in conditions
+    }
+
+    def y_and_error(condition: str) -> tuple[list[list[float]], list[dict]]:
+        ys, errors = [], []
+        for name in names:
+            rows = stats[(name, condition)]
+            ys.append([m for m, _, _ in rows])
+            errors.append(
+                {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [round(hi - m, 2) + 0.0 for m, _, hi in rows],
+                    "arrayminus": [round(m - lo, 2) + 0.0 for m, lo, _ in rows],
+                    "thickness": 1.5,
+                    "width": 4,
+                }
+            )
+        return ys, errors
+
+    first_group = set(groups[next(iter(groups))])
+    ys, errors = y_and_error(conditions[0])
+    fig = go.Figure()
+    for k, name in enumerate(names):
+        style = _style(name)
+        fig.add_trace(
+            go.Scatter(
+                x=[t / train_len for t in lengths],
+                y=ys[k],
+                error_y=errors[k],
+                name=name,
+                mode="lines+markers",
+                visible=name in first_group,
+                line={"color": style["color"], "dash": style["dash"], "width": 2.5},
+                marker={"symbol": style["symbol"], "size": 10},
+                hovertemplate=(
+                    f"{name}<br>T = %{{x}}×L<br>median accuracy %{{y:.2f}}<extra></extra>"
+                ),
+            )
+        )
+    condition_buttons = []
+    for condition in conditions:
+        ys, errors = y_and_error(condition)
+        condition_buttons.append(
+            {
+                "label": labels.get(condition, condition),
+                "method": "restyle",
+                "args": [{"y": ys, "error_y": errors}],
+            }
+        )
+    group_buttons = [
+        {
+            "label": label,
+            "method": "restyle",
+            "args": [{"visible": [name in set(members) for name in names]}],
+        }
+        for label, members in groups.items()
+    ]
+    fig.update_layout(
+        updatemenus=[
+            {
+                "type": "buttons",
+                "direction": "right",
+                "buttons": condition_buttons,
+                "active": 0,
+                "showactive": True,
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.18,
+                "yanchor": "bottom",
+            },
+            {
+                "type": "dropdown",
+                "buttons": group_buttons,
+                "active": 0,
+                "showactive": True,
+                "x": 1.0,
+                "xanchor": "right",
+                "y": 1.18,
+                "yanchor": "bottom",
+            },
+        ],
+        margin={"t": 110},
+    )
+    fig.update_xaxes(
+        title="evaluation length T (multiples of the training length L)",
+        type="log",
+        tickvals=[t / train_len for t in lengths],
+        ticktext=[f"{t / train_len:g}×L ({t})" for t in lengths],
+    )
+    fig.update_yaxes(title="accuracy (median; bars: worst to best seed)", range=[-0.02, 1.05])
+    return fig
+
+
+def pair_usage_figure(
+    shares: Mapping[str, Sequence[Sequence[float]]], wavelengths: Sequence[float]
+) -> go.Figure:
+    """Share of each rotary pair in a head's q·k magnitude: median bar, min–max error bar.
+
+    Args:
+        shares: ``{head label: per-seed shares}``, each ``[S][pairs]`` with rows summing to 1.
+        wavelengths: ``2π/θ_i`` of each pair in tokens (the x tick labels), one per pair.
+
+    Returns:
+        A grouped bar chart, one group per pair (fast pairs left), one colour per head label.
+
+    Raises:
+        ValueError: empty input, rows of the wrong length, or a share outside [0, 1].
+    """
+    if not shares:
+        raise ValueError("shares must hold at least one head")
+    n_pairs = len(wavelengths)
+    fig = go.Figure()
+    for k, (label, rows) in enumerate(shares.items()):
+        array = np.asarray(rows, dtype=np.float64)
+        if array.ndim != 2 or array.shape[1] != n_pairs or array.shape[0] == 0:
+            raise ValueError(f"shares[{label!r}] must be [S >= 1][{n_pairs}] per-seed shares")
+        if not np.all(np.isfinite(array)) or np.any(array < 0) or np.any(array > 1):
+            raise ValueError(f"shares[{label!r}] must lie in [0, 1]")
+        median = np.median(array, axis=0)
+        fig.add_trace(
+            go.Bar(
+                x=list(range(n_pairs)),
+                y=rounded(median, digits=2).tolist(),
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": rounded(array.max(0) - median, digits=2).tolist(),
+                    "arrayminus": rounded(median - array.min(0), digits=2).tolist(),
+                },
+                name=label,
+                marker={"color": OKABE_ITO[k % len(OKABE_ITO)]},
+                hovertemplate=f"{label}<br>pair %{{x}}<br>share %{{y:.2f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(
+        title="rotary pair i (wavelength 2π/θ_i in tokens)",
+        tickvals=list(range(n_pairs)),
+        ticktext=[f"{i} ({w:.3g})" for i, w in enumerate(rounded(wavelengths, digits=3))],
+    )
+    fig.update_yaxes(title="share of ‖q_i‖·‖k_i‖ (median; bars: seed range)", rangemode="tozero")
     return fig

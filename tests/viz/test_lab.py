@@ -13,7 +13,9 @@ from lib.viz.lab import (
     SCHEME_STYLE,
     accuracy_by_length_figure,
     comparison_markdown,
+    extrapolation_figure,
     loss_figure,
+    pair_usage_figure,
     per_position_figure,
 )
 
@@ -176,3 +178,75 @@ def test_loss_figure_drops_an_incomplete_last_window():
 def test_loss_figure_errors(losses, window, error, match):
     with pytest.raises(error, match=match):
         loss_figure(losses, window=window)
+
+
+# ------------------------------------------------------------------------------------------------
+# The result figure: buttons for the condition, a menu for the group
+# ------------------------------------------------------------------------------------------------
+
+ACC = {
+    "rope": {
+        "seen": {32: [1.0, 0.99, 1.0], 64: [0.9, 0.95, 0.8]},
+        "unseen": {32: [1.0, 0.99, 1.0], 64: [0.5, 0.4, 0.6]},
+    },
+    "alibi": {
+        "seen": {32: [0.9, 0.9, 0.88], 64: [0.91, 0.9, 0.9]},
+        "unseen": {32: [0.9, 0.9, 0.88], 64: [0.9, 0.89, 0.9]},
+    },
+    "rope+yarn": {
+        "seen": {32: [1.0, 0.99, 1.0], 64: [0.99, 0.98, 0.97]},
+        "unseen": {32: [1.0, 0.99, 1.0], 64: [0.9, 0.8, 0.85]},
+    },
+}
+GROUPS = {"schemes": ["rope", "alibi"], "scaling": ["rope", "rope+yarn"]}
+
+
+def test_extrapolation_figure_medians_error_bars_and_controls():
+    fig = extrapolation_figure(ACC, GROUPS, train_len=32)
+    assert [t.name for t in fig.data] == ["rope", "alibi", "rope+yarn"]
+    rope = fig.data[0]
+    assert list(rope.x) == [1.0, 2.0]
+    assert list(rope.y) == [1.0, 0.9]  # medians, seen distances first
+    assert list(rope.error_y.array) == [0.0, 0.05]  # best seed - median
+    assert list(rope.error_y.arrayminus) == [0.01, 0.1]  # median - worst seed
+    assert [t.visible for t in fig.data] == [True, True, False]  # the first group
+    buttons, menu = fig.layout.updatemenus
+    assert buttons.type == "buttons" and menu.type == "dropdown"
+    # the condition buttons restyle y and error bars of every trace, never visibility
+    unseen = buttons.buttons[1]
+    assert unseen.method == "restyle" and set(unseen.args[0]) == {"y", "error_y"}
+    assert unseen.args[0]["y"] == [[1.0, 0.5], [0.9, 0.9], [1.0, 0.85]]
+    assert unseen.args[0]["error_y"][0]["arrayminus"] == [0.01, 0.1]
+    # the group menu restyles visibility only, so the two controls never undo each other
+    scaling = menu.buttons[1]
+    assert scaling.label == "scaling" and set(scaling.args[0]) == {"visible"}
+    assert scaling.args[0]["visible"] == [True, False, True]
+
+
+def test_extrapolation_figure_labels_and_errors():
+    fig = extrapolation_figure(ACC, GROUPS, train_len=32, condition_labels={"seen": "seen d"})
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["seen d", "unseen"]
+    with pytest.raises(ValueError, match="unknown"):
+        extrapolation_figure(ACC, {"g": ["xpos"]}, train_len=32)
+    with pytest.raises(ValueError, match="lengths"):
+        bad = {**ACC, "alibi": {"seen": {32: [0.9]}, "unseen": {32: [0.9]}}}
+        extrapolation_figure(bad, GROUPS, train_len=32)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        bad = {**ACC, "alibi": {c: {32: [0.9], 64: [1.5]} for c in ("seen", "unseen")}}
+        extrapolation_figure(bad, GROUPS, train_len=32)
+    with pytest.raises(ValueError, match="at least one"):
+        extrapolation_figure({}, GROUPS, train_len=32)
+
+
+def test_pair_usage_figure_median_bars_with_seed_range():
+    shares = {"prev": [[0.7, 0.2, 0.1], [0.5, 0.3, 0.2], [0.6, 0.3, 0.1]]}
+    fig = pair_usage_figure(shares, [6.28, 62.8, 628.0])
+    (bar,) = fig.data
+    assert list(bar.y) == [0.6, 0.3, 0.1]
+    assert list(bar.error_y.array) == [0.1, 0.0, 0.1]
+    assert list(bar.error_y.arrayminus) == [0.1, 0.1, 0.0]
+    assert list(fig.layout.xaxis.ticktext) == ["0 (6.28)", "1 (62.8)", "2 (628)"]
+    with pytest.raises(ValueError, match="prev"):
+        pair_usage_figure({"prev": [[0.5, 0.5]]}, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        pair_usage_figure({"prev": [[1.5, -0.5, 0.0]]}, [1.0, 2.0, 3.0])
