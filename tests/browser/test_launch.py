@@ -81,7 +81,8 @@ def test_thebe_points_at_the_repository(page):
 def test_binder_installs_lib_and_cpu_torch():
     lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
     assert "-e ." in lines, "Binder must install the repository so `import lib` works"
-    assert "-r ../requirements.txt" in lines
+    assert "-r ../requirements-kernel.txt" in lines, "Binder installs only what a kernel needs"
+    assert "-c ../requirements-lock.txt" in lines, "Binder installs the tested versions"
     assert any(line.startswith("--extra-index-url") and "/whl/cpu" in line for line in lines)
 
 
