@@ -14,7 +14,10 @@ from lib.sinusoidal import relative_rotation, sinusoidal_pe, sinusoidal_pe_conca
 CHAPTER = "06_sinusoidal"
 
 
-def _slowest_wavelength(d_model: int = 512, base: float = 10000.0) -> float:
+D_EXERCISE = 256  # not a width the chapter prints, so the answer must be computed
+
+
+def _slowest_wavelength(d_model: int = D_EXERCISE, base: float = 10000.0) -> float:
     """Paper layout: the last pair i = d/2 − 1 has w = base^(−(d−2)/d), wavelength 2π/w."""
     return 2 * math.pi * base ** ((d_model - 2) / d_model)
 
@@ -24,22 +27,23 @@ def _slowest_wavelength(d_model: int = 512, base: float = 10000.0) -> float:
     chapter=CHAPTER,
     wrong_answers=lambda: [
         2 * math.pi * 10000.0,
-        10000.0 ** (510 / 512),
-        2 * math.pi * 10000.0 ** (511 / 512),
+        10000.0 ** (254 / 256),
+        2 * math.pi * 10000.0 ** (255 / 256),
+        2 * math.pi * 10000.0 ** (510 / 512),  # the chapter's d_model = 512
         2 * math.pi,
         "62000",
     ],
-    right_answer=lambda: 60611,
+    right_answer=lambda: round(_slowest_wavelength()),
 )
 def check_wavelength(answer: float) -> None:
-    """Slowest wavelength (in tokens) of the paper's encoding for d_model = 512, base = 10000."""
+    """Slowest wavelength (in tokens) of the paper's encoding for d_model = 256, base = 10000."""
     require(
         isinstance(answer, numbers.Real) and not isinstance(answer, bool),
         f"answer must be a number (tokens), got {type(answer).__name__}",
     )
     answer = float(answer)
     right = _slowest_wavelength()
-    if math.isclose(answer, right, rel_tol=1e-5):  # the nearest token (60,611) is accepted
+    if math.isclose(answer, right, rel_tol=1e-5):  # the nearest token is accepted
         return
     if math.isclose(answer, 2 * math.pi * 10000.0, rel_tol=1e-6):
         raise ExerciseFailed(
@@ -48,10 +52,12 @@ def check_wavelength(answer: float) -> None:
         )
     if math.isclose(answer, right / (2 * math.pi), rel_tol=1e-6):
         raise ExerciseFailed("that is 1/w, in radians; a full turn takes 2π radians")
-    if math.isclose(answer, 2 * math.pi * 10000.0 ** (511 / 512), rel_tol=1e-6):
+    if math.isclose(answer, 2 * math.pi * 10000.0 ** (255 / 256), rel_tol=1e-6):
         raise ExerciseFailed(
-            "i counts pairs, not dimensions: the slowest pair is i = 255, so 2i = 510"
+            "i counts pairs, not dimensions: the slowest pair is i = 127, so 2i = 254"
         )
+    if math.isclose(answer, _slowest_wavelength(512), rel_tol=1e-5):
+        raise ExerciseFailed("that is the value for d_model = 512; this exercise uses 256")
     raise ExerciseFailed(
         f"{answer:.6g} tokens is not it; the slowest pair turns by w = base^(−2i/d_model) "
         "radians per token, and a full turn is 2π radians"
