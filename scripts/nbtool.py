@@ -158,7 +158,7 @@ def execute(path: Path, dest: Path | None = None, cwd: Path | None = None) -> No
         timeout=600,
         kernel_name="python3",
         resources={"metadata": {"path": str(cwd or path.parent)}},
-        store_widget_state=False,
+        store_widget_state=True,  # nbclient needs it to capture output widgets; clean() drops it
         record_timing=False,
     )
     client.execute()
@@ -373,7 +373,7 @@ def run_notebooks(
                 km=km,
                 timeout=timeout,
                 resources={"metadata": {"path": str(run_dir)}},
-                store_widget_state=False,
+                store_widget_state=True,  # nbclient needs it to capture output widgets; clean() drops it
                 record_timing=False,
             )
             result = {"notebook": str(path), "ok": False, "error": "", "killed": False}
