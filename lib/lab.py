@@ -1199,8 +1199,11 @@ class DecoderEnsemble:
             if keep_pairs is not None:
                 keep = keep_pairs[layer].to(q.dtype).repeat(2)  # [d_head], "half" layout
                 q, k = q * keep, k * keep
-            scores = q @ k.transpose(-2, -1) / math.sqrt(d_head) + bias  # [S, B, H, T, T]
-            weights = torch.softmax(scores, dim=-1)
+            # in place: the same values as ``q @ kᵀ / √d + bias`` without two more [S, B, H, T, T]
+            # temporaries (matmul's backward needs q and k, not its output)
+            scores = (q @ k.transpose(-2, -1)).div_(math.sqrt(d_head)).add_(bias)
+            weights = torch.softmax(scores, dim=-1)  # [S, B, H, T, T]
+            del scores
             if return_attention:
                 records.append(AttentionRecord(q.detach(), k.detach(), weights.detach()))
             out = weights @ v  # [S, B, H, T, d_head]
@@ -1348,12 +1351,16 @@ def evaluate_ensemble(
     rope: tuple[torch.Tensor, float] | None = None,
     keep_pairs: torch.Tensor | None = None,
     batch_size: int = 64,
+    chunk_tokens: int = 1024,
 ) -> EnsembleEval:
     """Accuracy of every model on the same ``n_sequences`` induction sequences of length ``seq_len``.
 
     The period range is ``CONDITIONS[condition](seq_len, train_len)``; the data come from a
-    generator seeded ``seed`` (the same sequences for every model and scheme). Runs in
-    :func:`single_thread`.
+    generator seeded ``seed`` (the same sequences for every model and scheme), drawn
+    ``batch_size`` at a time. Each drawn batch is run through the models in chunks of at most
+    ``max(1, chunk_tokens // seq_len)`` sequences: the sequences are independent, so the
+    chunking changes no prediction, only the peak memory (the scores ``[S, b, H, T, T]`` of one
+    chunk). Runs under :func:`torch.inference_mode` and :func:`single_thread`.
 
     Args:
         ensemble: a :class:`DecoderEnsemble`.
@@ -1364,7 +1371,8 @@ def evaluate_ensemble(
         rope: ``(inv_freq, attention_factor)`` for a RoPE model (see
             :func:`scaled_rope_frequencies`), or ``None`` for the model's own.
         keep_pairs: an ablation mask (see :meth:`DecoderEnsemble.forward`), or ``None``.
-        batch_size: sequences per forward pass.
+        batch_size: sequences drawn from the data generator at a time (this fixes the data).
+        chunk_tokens: tokens per forward pass (at least one sequence), an int >= 1.
 
     Returns:
         An :class:`EnsembleEval`.
@@ -1381,6 +1389,7 @@ def evaluate_ensemble(
     n_sequences = check_positive_int("n_sequences", n_sequences)
     seed = check_int("seed", seed, minimum=0)
     batch_size = check_positive_int("batch_size", batch_size)
+    chunk = max(1, check_positive_int("chunk_tokens", chunk_tokens) // seq_len)
     train_len = ensemble.config.train_len
     period_range = CONDITIONS[condition](seq_len, train_len)
     data = torch.Generator().manual_seed(seed)
@@ -1390,7 +1399,7 @@ def evaluate_ensemble(
     below = torch.zeros(n, dtype=torch.float64)
     above = torch.zeros(n, dtype=torch.float64)
     n_below = n_above = 0
-    with single_thread():
+    with single_thread(), torch.inference_mode():
         done = 0
         while done < n_sequences:
             size = min(batch_size, n_sequences - done)
@@ -1401,8 +1410,13 @@ def evaluate_ensemble(
                 generator=data,
                 period_range=period_range,
             )
-            logits = ensemble(batch.input_ids, rope=rope, keep_pairs=keep_pairs)
-            predicted = logits.argmax(dim=-1)  # [S, b, T]
+            predicted = torch.cat(
+                [
+                    ensemble(ids, rope=rope, keep_pairs=keep_pairs).argmax(dim=-1)
+                    for ids in batch.input_ids.split(chunk)
+                ],
+                dim=1,
+            )  # [S, b, T]
             scored = batch.targets != IGNORE_INDEX  # [b, T]
             correct = (predicted == batch.targets) & scored  # [S, b, T]
             is_below = earliest_answer_key(batch.periods, seq_len) < train_len  # [b, T]

@@ -778,6 +778,25 @@ def test_evaluate_ensemble_counts_like_the_plain_models_and_splits_by_answer_key
         evaluate_ensemble(ensemble, 32, condition="far")
 
 
+@pytest.mark.parametrize("scheme", ["rope", "t5", "learned"])
+def test_evaluate_ensemble_chunks_change_no_prediction(scheme):
+    # the forward pass runs chunk_tokens // T sequences at a time (the chapter's peak memory);
+    # the sequences are independent, so every count must be exactly what one pass gives
+    config = LabConfig(**{**TINY.__dict__, "steps": 20, "warmup_steps": 5})
+    ensemble = train_ensemble(DecoderEnsemble(scheme, config, (0, 1))).ensemble
+    one_pass = evaluate_ensemble(ensemble, 16, n_sequences=24, batch_size=24, chunk_tokens=10**6)
+    for chunk_tokens in (1, 16 * 5, 16 * 8):  # 1 sequence, 5 (a ragged last chunk), 8
+        chunked = evaluate_ensemble(
+            ensemble, 16, n_sequences=24, batch_size=24, chunk_tokens=chunk_tokens
+        )
+        for name in ("accuracy", "key_below", "key_above", "per_position"):
+            a, b = getattr(one_pass, name), getattr(chunked, name)
+            assert torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+        assert (chunked.n_below, chunked.n_above) == (one_pass.n_below, one_pass.n_above)
+    with pytest.raises(ValueError, match="chunk_tokens"):
+        evaluate_ensemble(ensemble, 16, n_sequences=4, chunk_tokens=0)
+
+
 def test_scaled_rope_frequencies_follow_the_registry():
     d, base, L = 16, 10000.0, 32
     theta, _ = ROPE_SCALING["default"](d, base)
