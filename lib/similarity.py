@@ -27,7 +27,7 @@ def neighbour_class_share(
 ) -> float:
     """Share of the ``k`` cosine-nearest neighbours of every classed word that share its class.
 
-    share = (1 / (N k)) Σ_w |{n ∈ NN_k(w) : class(n) = class(w)}|, over the N words of ``classes``
+    ``share = (1 / (N k)) Σ_w #{n ∈ NN_k(w) : class(n) = class(w)}``, over the N words of ``classes``
     (the query word itself is excluded from its neighbours).
 
     Args:
