@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CHROMIUM_ARGS, chromium_path
-
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_LAB_CHAPTER: try the test on a draft of the chapter (e.g. a copy with a fix).
 CHAPTER = Path(os.environ.get("BOOK_LAB_CHAPTER", ROOT / "chapters" / "08_rope.ipynb"))
@@ -88,27 +86,25 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
-    from playwright.sync_api import sync_playwright
-
+def page(lab, browser):
+    # The session's one Playwright instance (tests/browser/conftest.py): a second sync_playwright
+    # cannot start inside the first one's event loop.
     base, token = lab
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        other_hosts = []
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    other_hosts = []
 
-        def route(r):
-            if r.request.url.startswith(base):
-                r.continue_()
-            else:
-                other_hosts.append(r.request.url)
-                r.abort()
+    def route(r):
+        if r.request.url.startswith(base):
+            r.continue_()
+        else:
+            other_hosts.append(r.request.url)
+            r.abort()
 
-        context.route("**/*", route)
-        page = context.new_page()
-        page.goto(f"{base}/lab/tree/{CHAPTER.name}?token={token}")
-        yield page
-        browser.close()
+    context.route("**/*", route)
+    page = context.new_page()
+    page.goto(f"{base}/lab/tree/{CHAPTER.name}?token={token}")
+    yield page
+    context.close()
 
 
 NOTEBOOK = "window.jupyterapp.shell.currentWidget"
