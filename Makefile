@@ -92,6 +92,7 @@ test-browser: setup chromium
 lint: setup
 	$(BIN)/ruff check lib tests bookext scripts bench chapters
 	$(BIN)/ruff format --check lib tests bookext scripts bench
+	$(BIN)/mypy
 
 format: setup
 	$(BIN)/ruff check --fix lib tests bookext scripts bench chapters
