@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench"
 BUDGETS = {
     "chapter_seconds": 30.0,
-    "lab_chapter_seconds": 90.0,
+    "lab_chapter_seconds": 120.0,  # the developers' guide: the lab <= 120 s
     "chapter_peak_mb": 1024.0,
     "clean_build_seconds": 360.0,
     "page_mb": 1.5,
