@@ -50,6 +50,61 @@ def check_positive_float(name: str, value: object, *, allow_zero: bool = False) 
     return value
 
 
+def check_float(
+    name: str, value: object, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    """Return ``value`` as a float; it must be a finite real number in ``[minimum, maximum]``.
+
+    Accepts Python and numpy reals (anything registered as :class:`numbers.Real`), not bools.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+        minimum: the smallest allowed value (inclusive), or None for no lower bound.
+        maximum: the largest allowed value (inclusive), or None for no upper bound.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        TypeError: ``value`` is not a real number.
+        ValueError: ``value`` is NaN or ±inf, or outside ``[minimum, maximum]``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_index(name: str, value: object, size: int) -> int:
+    """Return ``value`` as an int; it must be an integer index into ``size`` items, ``0 <= value < size``.
+
+    Accepts Python and numpy integers (:class:`numbers.Integral`), not bools.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+        size: the number of items indexed (``value`` must be below it).
+
+    Returns:
+        ``int(value)``.
+
+    Raises:
+        TypeError: ``value`` is not an integer.
+        ValueError: ``value`` is outside ``[0, size - 1]``.
+    """
+    value = check_int(name, value)
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be in [0, {size - 1}], got {value}")
+    return value
+
+
 def check_tensor(name: str, value: object) -> torch.Tensor:
     """Return ``value`` if it is a ``torch.Tensor``; otherwise raise ``TypeError``."""
     if not isinstance(value, torch.Tensor):
@@ -73,6 +128,115 @@ def check_integer_tensor(name: str, value: object) -> torch.Tensor:
             f"{name} must be an integer tensor (e.g. torch.long), got dtype {value.dtype}"
         )
     return value
+
+
+def check_positions(name: str, positions: object) -> torch.Tensor:
+    """Return ``positions`` if it is a position tensor: integer, or float32/float64 (fractional).
+
+    Fractional positions appear in position interpolation (Chen et al., arXiv:2306.15595). 16-bit
+    floats are refused: bfloat16 cannot even represent 257, so the damage would be done before any
+    rotary function sees the positions.
+
+    Args:
+        name: the argument's name, for the message.
+        positions: the value to check.
+
+    Returns:
+        ``positions``, unchanged.
+
+    Raises:
+        TypeError: not a tensor, or a dtype other than an integer, float32 or float64.
+    """
+    positions = check_tensor(name, positions)
+    if positions.is_floating_point():
+        if positions.dtype not in (torch.float32, torch.float64):
+            raise TypeError(
+                f"{name} must be an integer tensor or float32/float64, got dtype "
+                f"{positions.dtype} (16-bit floats cannot represent large positions exactly)"
+            )
+    else:
+        check_integer_tensor(name, positions)
+    return positions
+
+
+def _first_out_of_range(index: torch.Tensor, size: int) -> int | None:
+    """The lowest entry of ``index`` if it is negative, else the highest if it is ``>= size``, else
+    None; None also where values are not read (empty, or not on the CPU: :func:`values_checkable`)."""
+    if index.numel() == 0 or not values_checkable(index):
+        return None
+    lowest, highest = int(index.min()), int(index.max())
+    if lowest < 0:
+        return lowest
+    return highest if highest >= size else None
+
+
+def check_index_range(
+    name: str, index: torch.Tensor, size: int, *, what: str = "index", size_name: str = "size"
+) -> torch.Tensor:
+    """Raise ``ValueError`` if an entry of the integer tensor ``index`` is outside ``0 .. size-1``.
+
+    The range check for rows of a table other than a vocabulary (e.g. learned positions; token ids
+    use :func:`check_token_ids`). A value check, so CPU only (:func:`values_checkable`): a meta
+    tensor has no values, and reading a CUDA tensor's range would wait for the device on every call
+    (there an index out of range still fails, inside ``F.embedding``).
+
+    Args:
+        name: the argument's name, for the message (e.g. ``"positions"``).
+        index: an integer tensor of any shape.
+        size: the number of rows of the table.
+        what: what one entry is, for the message (e.g. ``"position"``).
+        size_name: the name of ``size``, for the message (e.g. ``"max_len"``).
+
+    Returns:
+        ``index``, unchanged.
+
+    Raises:
+        ValueError: an entry is negative or ``>= size``; the message reads e.g.
+            ``positions: position 512 is past the table: max_len=512 (valid positions 0..511)``.
+
+    Shapes:
+        index: [...] (any shape)
+    """
+    bad = _first_out_of_range(index, size)
+    if bad is not None:
+        why = "is negative" if bad < 0 else "is past the table"
+        raise ValueError(
+            f"{name}: {what} {bad} {why}: {size_name}={size} (valid {what}s 0..{size - 1})"
+        )
+    return index
+
+
+def check_token_ids(ids: object, vocab_size: int, name: str = "ids") -> torch.Tensor:
+    """Return ``ids`` if it is an integer tensor of token ids in ``[0, vocab_size)``.
+
+    The one "ids in [0, V)" check of :mod:`lib`. The type check runs everywhere, the range check on
+    the CPU only (:func:`values_checkable`: a meta tensor has no values, and on an accelerator an id
+    out of range still fails inside the lookup).
+
+    Args:
+        ids: the token ids, an integer tensor of any shape.
+        vocab_size: the number of token ids (rows of the embedding table), an int >= 1.
+        name: the argument's name, for the message.
+
+    Returns:
+        ``ids``, unchanged.
+
+    Raises:
+        TypeError: ``ids`` is not an integer tensor, or ``vocab_size`` not an int.
+        ValueError: ``vocab_size < 1``, or an id is negative or ``>= vocab_size``; the message reads
+            e.g. ``ids must lie in [0, 30521] (vocab_size = 30522), got id 30522``.
+
+    Shapes:
+        ids: [...] (any shape)
+    """
+    ids = check_integer_tensor(name, ids)
+    vocab_size = check_positive_int("vocab_size", vocab_size)
+    bad = _first_out_of_range(ids, vocab_size)
+    if bad is not None:
+        raise ValueError(
+            f"{name} must lie in [0, {vocab_size - 1}] (vocab_size = {vocab_size}), got id {bad}"
+        )
+    return ids
 
 
 def check_ndim(name: str, value: torch.Tensor, *, minimum: int) -> torch.Tensor:

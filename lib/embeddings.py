@@ -23,6 +23,7 @@ from lib._checks import (
     check_int,
     check_integer_tensor,
     check_positive_int,
+    check_token_ids,
 )
 
 __all__ = [
@@ -37,17 +38,6 @@ __all__ = [
     "parameter_bytes",
     "sparse_grad_rows",
 ]
-
-
-def _check_ids_in_range(ids: torch.Tensor, vocab_size: int) -> None:
-    if ids.numel() == 0:
-        return
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0 or high >= vocab_size:
-        bad = low if low < 0 else high
-        raise ValueError(
-            f"ids must lie in [0, {vocab_size - 1}] (vocab_size = {vocab_size}), got id {bad}"
-        )
 
 
 def one_hot(
@@ -67,7 +57,7 @@ def one_hot(
     vocab_size = check_positive_int("vocab_size", vocab_size)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
-    _check_ids_in_range(ids, vocab_size)
+    check_token_ids(ids, vocab_size)
     out = torch.zeros(*ids.shape, vocab_size, dtype=dtype, device=ids.device)  # [..., V]
     out.scatter_(-1, ids.long().unsqueeze(-1), 1.0)
     return out
@@ -89,7 +79,7 @@ def lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     table = check_floating("table", table)
     if table.dim() != 2:
         raise ValueError(f"table must be 2-D [V, d], got shape {tuple(table.shape)}")
-    _check_ids_in_range(ids, table.shape[0])
+    check_token_ids(ids, table.shape[0])
     return table[ids]  # [..., d]
 
 

@@ -17,12 +17,13 @@ from torch import nn
 
 from lib._checks import (
     check_fits,
+    check_index_range,
     check_int,
     check_integer_tensor,
     check_ndim,
     check_positive_float,
     check_positive_int,
-    values_checkable,
+    check_token_ids,
 )
 
 __all__ = ["LearnedPositionalEmbedding", "TokenAndPositionEmbedding", "position_ids"]
@@ -31,29 +32,6 @@ __all__ = ["LearnedPositionalEmbedding", "TokenAndPositionEmbedding", "position_
 #: (OpenAI's GPT-2 code draws ``wpe`` with std 0.01 and ``wte`` with 0.02; BERT's code uses a
 #: normal truncated at two standard deviations, std 0.02.)
 DEFAULT_INIT_STD = 0.02
-
-
-def _check_index_range(
-    name: str, index: torch.Tensor, size: int, what: str, size_name: str
-) -> None:
-    """Raise ``ValueError`` if some entry of ``index`` is outside ``0 .. size-1``.
-
-    A value check, so CPU only (:func:`lib._checks.values_checkable`): a meta tensor has no values,
-    and reading a CUDA tensor's range would wait for the device on every call (there an index out
-    of range still fails, inside ``F.embedding``).
-    """
-    if index.numel() == 0 or not values_checkable(index):
-        return
-    lowest, highest = int(index.min()), int(index.max())
-    if lowest < 0:
-        raise ValueError(
-            f"{name}: {what} {lowest} is negative: {size_name}={size} (valid {what}s 0..{size - 1})"
-        )
-    if highest >= size:
-        raise ValueError(
-            f"{name}: {what} {highest} is past the table: {size_name}={size} "
-            f"(valid {what}s 0..{size - 1})"
-        )
 
 
 def position_ids(
@@ -131,7 +109,9 @@ class LearnedPositionalEmbedding(nn.Module):
         """Look up ``positions: [..., T]`` (ints in ``0 .. max_len−1``) → ``[..., T, d_model]``."""
         positions = check_integer_tensor("positions", positions)
         check_ndim("positions", positions, minimum=1)
-        _check_index_range("positions", positions, self.max_len, "position", "max_len")
+        check_index_range(
+            "positions", positions, self.max_len, what="position", size_name="max_len"
+        )
         return F.embedding(positions.long(), self.weight)  # [..., T, d_model]
 
     def extra_repr(self) -> str:
@@ -186,7 +166,7 @@ class TokenAndPositionEmbedding(nn.Module):
         input_ids = check_integer_tensor("input_ids", input_ids)
         check_ndim("input_ids", input_ids, minimum=1)
         offset = check_int("offset", offset, minimum=0)
-        _check_index_range("input_ids", input_ids, self.vocab_size, "token id", "vocab_size")
+        check_token_ids(input_ids, self.vocab_size, name="input_ids")
         seq_len = input_ids.shape[-1]
         if offset + seq_len > self.max_len:
             raise ValueError(

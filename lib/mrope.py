@@ -49,10 +49,11 @@ from lib._checks import (
     check_floating,
     check_int,
     check_ndim,
+    check_positions,
     check_positive_float,
     check_positive_int,
 )
-from lib.rope import _check_positions, rope_angles
+from lib.rope import rope_angles
 
 __all__ = [
     "MROPE_LAYOUTS",
@@ -246,7 +247,7 @@ def mrope_angles(
     Shapes: ``position_ids: [3, ..., T]`` (rows t, h, w; e.g. ``[3, B, T]``), ``inv_freq:
     [d_head // 2]``, ``sections`` summing to d_head // 2 -> ``[..., T, d_head // 2]`` float32.
     """
-    _check_positions("position_ids", position_ids)
+    check_positions("position_ids", position_ids)
     check_ndim("position_ids", position_ids, minimum=2)
     if position_ids.shape[0] != 3:
         raise ValueError(

@@ -40,6 +40,7 @@ from lib._checks import (
     check_floating,
     check_integer_tensor,
     check_ndim,
+    check_positions,
     check_positive_int,
     check_tensor,
     values_checkable,
@@ -102,20 +103,6 @@ def rope_inv_freq(d_head: int, base: float = 10000.0) -> torch.Tensor:
     return inv_freq
 
 
-def _check_positions(name: str, positions: object) -> torch.Tensor:
-    """Positions: an integer tensor, or float32/float64 (fractional positions); not 16-bit floats."""
-    check_tensor(name, positions)
-    if positions.is_floating_point():
-        if positions.dtype not in (torch.float32, torch.float64):
-            raise TypeError(
-                f"{name} must be an integer tensor or float32/float64, got dtype "
-                f"{positions.dtype} (16-bit floats cannot represent large positions exactly)"
-            )
-    else:
-        check_integer_tensor(name, positions)
-    return positions
-
-
 def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
     """Rotation angles m·θ_i for every position m and pair i.
 
@@ -136,7 +123,7 @@ def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor
     (for CPU tensors; on other devices value checks are skipped, see
     :func:`lib._checks.values_checkable`) NaN/inf in ``positions`` or ``inv_freq``.
     """
-    _check_positions("positions", positions)
+    check_positions("positions", positions)
     check_ndim("positions", positions, minimum=1)
     check_floating("inv_freq", inv_freq)
     if inv_freq.dim() != 1:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 
+import numpy
 import pytest
 import torch
 
@@ -66,6 +67,91 @@ from lib.sinusoidal import (
 def test_errors_name_the_argument_and_the_expectation(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: _checks.check_float("x", "1"), TypeError, "x must be a real number"),
+        (lambda: _checks.check_float("x", True), TypeError, "x must be a real number"),
+        (lambda: _checks.check_float("x", math.inf), ValueError, "x must be finite"),
+        (lambda: _checks.check_float("x", -0.5, minimum=0.0), ValueError, "x must be >= 0.0"),
+        (lambda: _checks.check_float("x", 1.5, maximum=1.0), ValueError, "x must be <= 1.0"),
+        (lambda: _checks.check_index("active", 3, 3), ValueError, r"active must be in \[0, 2\]"),
+        (lambda: _checks.check_index("active", -1, 3), ValueError, r"active must be in \[0, 2\]"),
+        (lambda: _checks.check_index("active", 1.0, 3), TypeError, "active must be an int"),
+        (
+            lambda: _checks.check_positions("p", torch.zeros(2, dtype=torch.bfloat16)),
+            TypeError,
+            "p must be an integer tensor or float32/float64",
+        ),
+        (lambda: _checks.check_positions("p", [0, 1]), TypeError, "p must be a torch.Tensor"),
+        (
+            lambda: _checks.check_positions("p", torch.zeros(2, dtype=torch.bool)),
+            TypeError,
+            "p must be an integer tensor",
+        ),
+        (
+            lambda: _checks.check_token_ids(torch.tensor([0, 10]), 10, name="input_ids"),
+            ValueError,
+            r"input_ids must lie in \[0, 9\] \(vocab_size = 10\), got id 10$",
+        ),
+        (
+            lambda: _checks.check_token_ids(torch.tensor([[-3, 0]]), 10),
+            ValueError,
+            r"^ids must lie in \[0, 9\] \(vocab_size = 10\), got id -3$",
+        ),
+        (
+            lambda: _checks.check_token_ids(torch.tensor([0.0]), 10),
+            TypeError,
+            "ids must be an integer tensor",
+        ),
+        (
+            lambda: _checks.check_token_ids(torch.tensor([0]), 0),
+            ValueError,
+            "vocab_size must be >= 1",
+        ),
+        (
+            lambda: _checks.check_index_range(
+                "positions", torch.tensor([4]), 4, what="position", size_name="max_len"
+            ),
+            ValueError,
+            r"^positions: position 4 is past the table: max_len=4 \(valid positions 0\.\.3\)$",
+        ),
+        (
+            lambda: _checks.check_index_range("p", torch.tensor([[-2, 9]]), 4, what="row"),
+            ValueError,
+            r"^p: row -2 is negative: size=4 \(valid rows 0\.\.3\)$",
+        ),
+    ],
+)
+def test_public_checks_name_the_argument_and_the_expectation(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_public_checks_accept_numpy_scalars_and_boundaries():
+    assert _checks.check_positive_int("n", numpy.int64(3)) == 3
+    assert type(_checks.check_positive_int("n", numpy.int32(3))) is int
+    assert _checks.check_index("i", numpy.int64(2), 3) == 2
+    assert _checks.check_index("i", 0, 1) == 0
+    assert _checks.check_float("x", numpy.float32(0.5), minimum=0.0, maximum=1.0) == 0.5
+    assert _checks.check_float("x", 0, minimum=0.0) == 0.0
+    assert _checks.check_float("x", 1, maximum=1.0) == 1.0
+    ids = torch.tensor([[0, 9], [3, 4]])
+    assert _checks.check_token_ids(ids, 10) is ids
+    assert _checks.check_token_ids(ids, numpy.int64(10)) is ids
+    empty = torch.zeros(0, dtype=torch.long)
+    assert _checks.check_token_ids(empty, 1) is empty
+    p = torch.tensor([0.5, 2.0], dtype=torch.float64)
+    assert _checks.check_positions("p", p) is p
+
+
+def test_the_id_range_check_skips_values_on_meta_only():
+    on_meta = torch.full((3,), 99, dtype=torch.long, device="meta")
+    assert _checks.check_token_ids(on_meta, 10) is on_meta  # no values to read
+    with pytest.raises(ValueError, match="got id 99"):
+        _checks.check_token_ids(torch.full((3,), 99), 10)
 
 
 def test_valid_values_pass_through():
