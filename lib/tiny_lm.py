@@ -1,34 +1,49 @@
 """A tiny language model with optional weight tying (chapter 4).
 
-Weight tying (Press & Wolf 2017, arXiv 1608.05859; Inan et al. 2017, arXiv 1611.01462) uses the
-input embedding ``E: [V, d]`` also as the output projection, so the logits are::
-
-    logits = h Eᵀ        (h: [..., T, d] final hidden states -> [..., T, V])
-
-One ``nn.Parameter`` then serves both uses: ``model.lm_head.weight is model.embed.weight`` (the
-names follow Hugging Face models such as ``LlamaForCausalLM.lm_head``), it is stored once, and its
+Weight tying uses the input embedding ``E: [V, d]`` also as the output projection. One
+``nn.Parameter`` then serves both uses: ``model.lm_head.weight is model.embed.weight`` (the names
+follow Hugging Face models such as ``LlamaForCausalLM.lm_head``), it is stored once, and its
 gradient is the sum of the gradient through the lookup and the gradient through the head.
 
 :class:`TinyLM` is deliberately small: embedding -> ``n_layers`` residual MLP blocks -> LayerNorm ->
 LM head. Its body sees one token at a time (no attention), so it is a learned *bigram* model,
 p(next token | current token): enough to compare tied and untied heads in seconds on a CPU.
+:data:`DECODER_CONFIGS` and :func:`decoder_parameters` count what tying saves in real decoders.
+
+Equation:
+    logits = h Eᵀ        (h: final hidden states)
+
+Shapes:
+    h: [..., T, d] -> logits: [..., T, V]
+
+References:
+    Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
+    Inan et al., Tying Word Vectors and Word Classifiers, arXiv:1611.01462.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lib._checks import check_int, check_integer_tensor, check_positive_float, check_positive_int
+from lib._checks import (
+    check_int,
+    check_integer_tensor,
+    check_positive_float,
+    check_positive_int,
+    check_token_ids,
+)
 from lib.embeddings import REAL_EMBEDDING_CONFIGS, embedding_table_bytes
 from lib.word2vec import TrainingHistory, Vocab, build_vocab
 
 __all__ = [
     "DECODER_CONFIGS",
     "EOS",
+    "DecoderConfig",
     "MLPBlock",
     "TinyLM",
     "count_parameters",
@@ -47,10 +62,23 @@ EOS = "</s>"
 
 
 class MLPBlock(nn.Module):
-    """Pre-LayerNorm residual MLP: ``x + W2 · GELU(W1 · LN(x) + b1) + b2``; ``[..., d] -> [..., d]``.
+    """Pre-LayerNorm residual MLP block: the feed-forward sublayer of a transformer.
 
-    The feed-forward sublayer of a transformer (Vaswani et al. 2017, arXiv 1706.03762, eq. 2), with
-    GELU (Hendrycks & Gimpel 2016, arXiv 1606.08415) and pre-norm placement as in GPT-2.
+    GELU activation and pre-norm placement as in GPT-2.
+
+    Equation:
+        MLPBlock(x) = x + W2 · GELU(W1 · LN(x) + b1) + b2
+
+    Args:
+        d_model: width ``d`` of the input and output.
+        d_hidden: width of the hidden layer.
+
+    Shapes:
+        x: [..., d] -> [..., d]
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762 (eq. 2).
+        Hendrycks & Gimpel, Gaussian Error Linear Units, arXiv:1606.08415.
     """
 
     def __init__(self, d_model: int, d_hidden: int):
@@ -60,19 +88,38 @@ class MLPBlock(nn.Module):
         self.fc_out = nn.Linear(d_hidden, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Apply the block: ``x + fc_out(GELU(fc_in(LN(x))))``, ``[..., d] -> [..., d]``."""
         return x + self.fc_out(F.gelu(self.fc_in(self.norm(x))))
 
 
 class TinyLM(nn.Module):
     """Embedding -> ``n_layers`` MLP blocks -> LayerNorm -> LM head, with ``tie_weights`` on or off.
 
-    ``forward(ids)`` returns logits = LN(body(E[ids])) Wᵀ, where W = E when ``tie_weights`` (Press &
-    Wolf 2017, arXiv 1608.05859): then ``lm_head.weight`` *is* ``embed.weight`` (one Parameter, one
-    storage). The head has no bias, as in GPT-2 and LLaMA.
+    With ``tie_weights`` the head's weight W *is* the embedding E (``lm_head.weight is
+    embed.weight``: one Parameter, one storage). The head has no bias, as in GPT-2 and LLaMA.
+    Weights are initialised from a ``torch.Generator`` seeded with ``seed``: embeddings and linear
+    weights N(0, 0.02²) as in GPT-2, biases zero; the untied head gets its own N(0, 0.02²) draw.
 
-    Shapes: ``ids: [..., T]`` integer -> ``[..., T, vocab_size]``. Weights are initialised from a
-    ``torch.Generator`` seeded with ``seed``: embeddings and linear weights N(0, 0.02²) as in GPT-2,
-    biases zero; the untied head gets its own N(0, 0.02²) draw.
+    Equation:
+        logits = LN(body(E[ids])) Wᵀ,   W = E when tied
+
+    Args:
+        vocab_size: number of token ids ``V``, an int >= 1.
+        d_model: width ``d``, an int >= 1.
+        tie_weights: share one Parameter between the embedding and the head.
+        n_layers: MLP blocks, an int >= 0.
+        d_hidden: hidden width of each block (default ``4 · d_model``).
+        seed: seed of the initialisation, an int >= 0.
+
+    Raises:
+        TypeError: ``tie_weights`` is not a bool, or a size is not an int.
+        ValueError: a size is out of range.
+
+    Shapes:
+        ids: [..., T] integer -> logits: [..., T, vocab_size]
+
+    References:
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
     """
 
     def __init__(
@@ -109,16 +156,33 @@ class TinyLM(nn.Module):
             self.lm_head.weight = self.embed.weight  # the same Parameter: [V, d] used twice
 
     def hidden(self, ids: torch.Tensor) -> torch.Tensor:
-        """Final hidden states h (after the last LayerNorm): ``[..., T] -> [..., T, d_model]``."""
-        ids = check_integer_tensor("ids", ids)
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
-            raise ValueError(f"ids must lie in [0, {self.vocab_size - 1}], got a value outside")
+        """Final hidden states h (after the last LayerNorm).
+
+        Args:
+            ids: token ids in ``[0, vocab_size)``, an integer tensor.
+
+        Returns:
+            The hidden states.
+
+        Raises:
+            TypeError: ``ids`` is not an integer tensor.
+            ValueError: an id is outside ``[0, vocab_size)``.
+
+        Shapes:
+            ids: [..., T] -> [..., T, d_model]
+        """
+        ids = check_token_ids(ids, self.vocab_size)
         x = self.embed(ids)  # [..., T, d]
         for block in self.blocks:
             x = block(x)
         return self.norm(x)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Next-token logits ``h Wᵀ``; errors as :meth:`hidden`.
+
+        Shapes:
+            ids: [..., T] -> [..., T, vocab_size]
+        """
         return self.lm_head(self.hidden(ids))  # [..., T, V] = h Wᵀ
 
 
@@ -128,6 +192,16 @@ def count_parameters(model: nn.Module, *, count_shared_once: bool = True) -> int
     With ``count_shared_once=False`` every use counts (the naive sum over module attributes), which
     for a tied model overstates the size by V·d. The default agrees with ``model.parameters()`` and
     with Hugging Face's ``PreTrainedModel.num_parameters()``.
+
+    Args:
+        model: any ``torch.nn.Module``.
+        count_shared_once: count a shared Parameter once (True) or at every use (False).
+
+    Returns:
+        The number of scalar parameters.
+
+    Raises:
+        TypeError: ``model`` is not a ``torch.nn.Module``.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -142,51 +216,96 @@ def count_parameters(model: nn.Module, *, count_shared_once: bool = True) -> int
 
 
 def lm_head_parameters(vocab_size: int, d_model: int, *, bias: bool = False) -> int:
-    """Parameters of an LM head ``nn.Linear(d_model, vocab_size)``: V·d (+ V with a bias)."""
+    """Parameters of an LM head ``nn.Linear(d_model, vocab_size)``.
+
+    Equation:
+        V · d  (+ V with a bias)
+
+    Args:
+        vocab_size: ``V``, an int >= 1.
+        d_model: ``d``, an int >= 1.
+        bias: the head has a bias vector.
+
+    Returns:
+        The parameter count.
+
+    Raises:
+        TypeError: a size is not an int.
+        ValueError: a size is < 1.
+    """
     vocab_size = check_positive_int("vocab_size", vocab_size)
     d_model = check_positive_int("d_model", d_model)
     return vocab_size * d_model + (vocab_size if bias else 0)
 
 
-def _resolve_config(config: str | Mapping[str, object]) -> Mapping[str, object]:
+def _vocab_and_width(config: str | Mapping[str, object]) -> tuple[int, int]:
+    """``(vocab_size, hidden_size)`` of a :data:`REAL_EMBEDDING_CONFIGS` name or a mapping."""
     if isinstance(config, str):
         if config not in REAL_EMBEDDING_CONFIGS:
             raise KeyError(
                 f"config {config!r} is not in REAL_EMBEDDING_CONFIGS; known: "
                 f"{sorted(REAL_EMBEDDING_CONFIGS)}"
             )
-        return REAL_EMBEDDING_CONFIGS[config]
+        config = REAL_EMBEDDING_CONFIGS[config]
     if not isinstance(config, Mapping):
         raise TypeError(f"config must be a name or a mapping, got {type(config).__name__}")
     for key in ("vocab_size", "hidden_size"):
         if key not in config:
             raise ValueError(f"config must have the key {key!r}, got keys {sorted(config)}")
-    return config
+    return (
+        check_positive_int("config['vocab_size']", config["vocab_size"]),
+        check_positive_int("config['hidden_size']", config["hidden_size"]),
+    )
 
 
 def params_saved_by_tying(config: str | Mapping[str, object]) -> int:
-    """Parameters that tying saves (or would save) for a config: the bias-free head's V · hidden_size.
+    """Parameters that tying saves (or would save) for a config: the bias-free head's V · d.
 
-    ``config`` is a key of :data:`lib.embeddings.REAL_EMBEDDING_CONFIGS` or a mapping with
-    ``vocab_size`` and ``hidden_size`` (Hugging Face config names). Press & Wolf 2017, arXiv
-    1608.05859. Example: Llama 3 8B, 128,256 × 4,096 = 525,336,576.
+    Example: Llama 3 8B, 128,256 × 4,096 = 525,336,576.
+
+    Equation:
+        saved = vocab_size · hidden_size
+
+    Args:
+        config: a key of :data:`lib.embeddings.REAL_EMBEDDING_CONFIGS` or a mapping with
+            ``vocab_size`` and ``hidden_size`` (Hugging Face config names).
+
+    Returns:
+        The number of parameters of an untied, bias-free LM head.
+
+    Raises:
+        KeyError: an unknown model name.
+        TypeError: ``config`` is neither a name nor a mapping, or a size is not an int.
+        ValueError: a key is missing or a size is < 1.
+
+    References:
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
     """
-    config = _resolve_config(config)
-    return lm_head_parameters(config["vocab_size"], config["hidden_size"])  # type: ignore[arg-type]
+    return lm_head_parameters(*_vocab_and_width(config))
 
 
 def tying_table(dtype: str = "bfloat16") -> list[dict[str, object]]:
     """One row per model of :data:`REAL_EMBEDDING_CONFIGS`: what its LM head costs, tied or not.
 
-    Keys: ``model, vocab_size, hidden_size, tie_word_embeddings, embedding_params,
-    head_params_if_untied`` (V·d), ``saved_params`` (V·d when the published model ties, else 0),
-    ``head_bytes_if_untied`` (in ``dtype``) and ``source`` (the Hugging Face repo of its config.json).
     A model published without an LM head (``tie_word_embeddings`` None) has ``saved_params`` 0.
+
+    Args:
+        dtype: the dtype ``head_bytes_if_untied`` is counted in (see
+            :func:`lib.embeddings.embedding_table_bytes`).
+
+    Returns:
+        Rows with the keys ``model, vocab_size, hidden_size, tie_word_embeddings,
+        embedding_params, head_params_if_untied`` (V·d), ``saved_params`` (V·d when the published
+        model ties, else 0), ``head_bytes_if_untied`` (in ``dtype``) and ``source`` (the Hugging
+        Face repo of its config.json).
+
+    Raises:
+        ValueError: an unknown ``dtype``.
     """
-    rows = []
+    rows: list[dict[str, object]] = []
     for name, config in REAL_EMBEDDING_CONFIGS.items():
-        V, d = config["vocab_size"], config["hidden_size"]
-        head = params_saved_by_tying(config)
+        V, d = _vocab_and_width(config)
+        head = lm_head_parameters(V, d)
         rows.append(
             {
                 "model": name,
@@ -203,46 +322,61 @@ def tying_table(dtype: str = "bfloat16") -> list[dict[str, object]]:
     return rows
 
 
+class DecoderConfig(TypedDict):
+    """The fields of a Llama-style decoder's ``config.json`` that :func:`decoder_parameters` reads."""
+
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    attention_bias: bool
+    tie_word_embeddings: bool
+    source: str
+
+
+def _decoder(
+    source: str,
+    vocab_size: int,
+    hidden_size: int,
+    intermediate_size: int,
+    num_hidden_layers: int,
+    num_attention_heads: int,
+    num_key_value_heads: int,
+    *,
+    attention_bias: bool,
+    tie_word_embeddings: bool,
+) -> DecoderConfig:
+    """One :class:`DecoderConfig`, the sizes in the order of a ``config.json``'s fields."""
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": hidden_size,
+        "intermediate_size": intermediate_size,
+        "num_hidden_layers": num_hidden_layers,
+        "num_attention_heads": num_attention_heads,
+        "num_key_value_heads": num_key_value_heads,
+        "attention_bias": attention_bias,
+        "tie_word_embeddings": tie_word_embeddings,
+        "source": source,
+    }
+
+
 #: Decoder-only models of two families, from each model's ``config.json`` on the Hugging Face Hub
 #: (``source``). Llama: no biases; Qwen2.5: biases on the q, k, v projections (``attention_bias``).
 #: ``tie_word_embeddings``: what the published model does. :func:`decoder_parameters` counts them.
-DECODER_CONFIGS: dict[str, dict[str, object]] = {
-    "Qwen2.5-0.5B": {"vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864,
-                     "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
-                     "attention_bias": True, "tie_word_embeddings": True,
-                     "source": "Qwen/Qwen2.5-0.5B"},
-    "Llama-3.2-1B": {"vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 8192,
-                     "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
-                     "attention_bias": False, "tie_word_embeddings": True,
-                     "source": "meta-llama/Llama-3.2-1B"},
-    "Qwen2.5-1.5B": {"vocab_size": 151936, "hidden_size": 1536, "intermediate_size": 8960,
-                     "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2,
-                     "attention_bias": True, "tie_word_embeddings": True,
-                     "source": "Qwen/Qwen2.5-1.5B"},
-    "Qwen2.5-3B": {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 11008,
-                   "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
-                   "attention_bias": True, "tie_word_embeddings": True,
-                   "source": "Qwen/Qwen2.5-3B"},
-    "Llama-3.2-3B": {"vocab_size": 128256, "hidden_size": 3072, "intermediate_size": 8192,
-                     "num_hidden_layers": 28, "num_attention_heads": 24, "num_key_value_heads": 8,
-                     "attention_bias": False, "tie_word_embeddings": True,
-                     "source": "meta-llama/Llama-3.2-3B"},
-    "Qwen2.5-7B": {"vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944,
-                   "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
-                   "attention_bias": True, "tie_word_embeddings": False,
-                   "source": "Qwen/Qwen2.5-7B"},
-    "Llama-3-8B": {"vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336,
-                   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-                   "attention_bias": False, "tie_word_embeddings": False,
-                   "source": "meta-llama/Meta-Llama-3-8B"},
-    "Llama-3-70B": {"vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672,
-                    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
-                    "attention_bias": False, "tie_word_embeddings": False,
-                    "source": "meta-llama/Meta-Llama-3-70B"},
-    "Qwen2.5-72B": {"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568,
-                    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
-                    "attention_bias": True, "tie_word_embeddings": False,
-                    "source": "Qwen/Qwen2.5-72B"},
+#: Columns: source, vocab_size, hidden_size, intermediate_size, num_hidden_layers,
+#: num_attention_heads, num_key_value_heads.
+DECODER_CONFIGS: dict[str, DecoderConfig] = {
+    "Qwen2.5-0.5B": _decoder("Qwen/Qwen2.5-0.5B", 151936, 896, 4864, 24, 14, 2, attention_bias=True, tie_word_embeddings=True),
+    "Llama-3.2-1B": _decoder("meta-llama/Llama-3.2-1B", 128256, 2048, 8192, 16, 32, 8, attention_bias=False, tie_word_embeddings=True),
+    "Qwen2.5-1.5B": _decoder("Qwen/Qwen2.5-1.5B", 151936, 1536, 8960, 28, 12, 2, attention_bias=True, tie_word_embeddings=True),
+    "Qwen2.5-3B": _decoder("Qwen/Qwen2.5-3B", 151936, 2048, 11008, 36, 16, 2, attention_bias=True, tie_word_embeddings=True),
+    "Llama-3.2-3B": _decoder("meta-llama/Llama-3.2-3B", 128256, 3072, 8192, 28, 24, 8, attention_bias=False, tie_word_embeddings=True),
+    "Qwen2.5-7B": _decoder("Qwen/Qwen2.5-7B", 152064, 3584, 18944, 28, 28, 4, attention_bias=True, tie_word_embeddings=False),
+    "Llama-3-8B": _decoder("meta-llama/Meta-Llama-3-8B", 128256, 4096, 14336, 32, 32, 8, attention_bias=False, tie_word_embeddings=False),
+    "Llama-3-70B": _decoder("meta-llama/Meta-Llama-3-70B", 128256, 8192, 28672, 80, 64, 8, attention_bias=False, tie_word_embeddings=False),
+    "Qwen2.5-72B": _decoder("Qwen/Qwen2.5-72B", 152064, 8192, 29568, 80, 64, 8, attention_bias=True, tie_word_embeddings=False),
 }  # fmt: skip
 
 
@@ -252,9 +386,14 @@ def decoder_parameters(
     """Parameter count of a Llama-style decoder from its config, split into body and vocabulary.
 
     Per layer: q and o projections ``d × n_h d_h`` each, k and v ``d × n_kv d_h`` each (grouped-query
-    attention, Ainslie et al. 2023, arXiv 2305.13245), biases on q, k, v if ``attention_bias``, a
-    gated MLP of three ``d × d_ff`` matrices, two RMSNorm vectors of ``d``; then a final norm. The
-    vocabulary part is ``V·d`` (tied) or ``2·V·d`` (untied), with ``d_h = d / n_h``.
+    attention), biases on q, k, v if ``attention_bias``, a gated MLP of three ``d × d_ff`` matrices,
+    two RMSNorm vectors of ``d``; then a final norm.
+
+    Equation:
+        d_h = d / n_h
+        attention = 2 d n_h d_h + 2 d n_kv d_h  (+ n_h d_h + 2 n_kv d_h with biases)
+        body = n_layers · (attention + 3 d d_ff + 2 d) + d
+        vocab = V d (tied) or 2 V d (untied)
 
     Args:
         config: a key of :data:`DECODER_CONFIGS` or a mapping with the same keys.
@@ -264,38 +403,52 @@ def decoder_parameters(
         ``{"body", "vocab", "total"}`` parameter counts.
 
     Raises:
-        KeyError: an unknown model name. TypeError: ``tied`` is not a bool or None.
+        KeyError: an unknown model name, or a key missing from ``config``.
+        TypeError: ``tied`` is not a bool or None; a size in ``config`` is not an int.
+        ValueError: a size in ``config`` is < 1.
+
+    References:
+        Ainslie et al., GQA: Training Generalized Multi-Query Transformer Models, arXiv:2305.13245.
     """
-    c = DECODER_CONFIGS[config] if isinstance(config, str) else config
+    c: Mapping[str, object] = DECODER_CONFIGS[config] if isinstance(config, str) else config
     if tied is not None and not isinstance(tied, bool):
         raise TypeError(f"tied must be a bool or None, got {type(tied).__name__}")
     if tied is None:
         tied = bool(c["tie_word_embeddings"])
-    d, n_h, n_kv = (
-        int(c["hidden_size"]),
-        int(c["num_attention_heads"]),
-        int(c["num_key_value_heads"]),
-    )
+
+    def size(key: str) -> int:
+        return check_positive_int(f"config[{key!r}]", c[key])
+
+    d, n_h, n_kv = size("hidden_size"), size("num_attention_heads"), size("num_key_value_heads")
     d_h = d // n_h
     attention = 2 * d * n_h * d_h + 2 * d * n_kv * d_h
     if c.get("attention_bias"):
         attention += n_h * d_h + 2 * n_kv * d_h
-    mlp = 3 * d * int(c["intermediate_size"])
-    body = int(c["num_hidden_layers"]) * (attention + mlp + 2 * d) + d
-    vocab = int(c["vocab_size"]) * d * (1 if tied else 2)
+    mlp = 3 * d * size("intermediate_size")
+    body = size("num_hidden_layers") * (attention + mlp + 2 * d) + d
+    vocab = size("vocab_size") * d * (1 if tied else 2)
     return {"body": body, "vocab": vocab, "total": body + vocab}
 
 
 def vocabulary_share_table() -> list[dict[str, object]]:
-    """One row per model of :data:`DECODER_CONFIGS`, smallest first: the vocabulary's share, tied or not.
+    """One row per model of :data:`DECODER_CONFIGS`, smallest first: the vocabulary's share.
 
-    Keys: ``model``, ``tie_word_embeddings`` (published), ``total_tied``, ``total_untied``,
-    ``body`` and ``vocab_params`` (``V·d``, one matrix), ``share_tied`` = ``V·d / total_tied`` and
-    ``share_untied`` = ``2·V·d / total_untied``, ``source``.
+    Equation:
+        share_tied = V·d / total_tied,   share_untied = 2·V·d / total_untied
+
+    Returns:
+        Rows with the keys ``model``, ``tie_word_embeddings`` (published), ``total_tied``,
+        ``total_untied``, ``body``, ``vocab_params`` (``V·d``, one matrix), ``share_tied``,
+        ``share_untied`` and ``source``, sorted by ``total_tied``.
     """
-    rows = []
-    for name, config in DECODER_CONFIGS.items():
-        tied, untied = decoder_parameters(name, tied=True), decoder_parameters(name, tied=False)
+    counts = {
+        name: (decoder_parameters(name, tied=True), decoder_parameters(name, tied=False))
+        for name in DECODER_CONFIGS
+    }
+    rows: list[dict[str, object]] = []
+    for name in sorted(counts, key=lambda n: counts[n][0]["total"]):
+        tied, untied = counts[name]
+        config = DECODER_CONFIGS[name]
         rows.append(
             {
                 "model": name,
@@ -309,7 +462,7 @@ def vocabulary_share_table() -> list[dict[str, object]]:
                 "source": config["source"],
             }
         )
-    return sorted(rows, key=lambda r: r["total_tied"])
+    return rows
 
 
 # --- data and training -------------------------------------------------------------------------
@@ -318,10 +471,20 @@ def vocabulary_share_table() -> list[dict[str, object]]:
 def tokens_from_sentences(
     sentences: Sequence[Sequence[str]], vocab: Vocab | None = None
 ) -> tuple[torch.Tensor, Vocab]:
-    """One stream of token ids: every sentence followed by :data:`EOS`; ``(LongTensor [N], vocab)``.
+    """One stream of token ids: every sentence followed by :data:`EOS`.
 
-    Without ``vocab`` one is built (:func:`lib.word2vec.build_vocab`) from the sentences plus EOS.
-    With a given ``vocab``, an unknown word is a ``KeyError`` naming it.
+    Args:
+        sentences: tokenised sentences.
+        vocab: the vocabulary to use; None builds one (``build_vocab``) from the sentences plus EOS.
+
+    Returns:
+        ``(ids, vocab)``: the ids as a LongTensor and the vocabulary.
+
+    Raises:
+        KeyError: with a given ``vocab``, a word it does not know (the message names it).
+
+    Shapes:
+        ids: [N], N = number of words + number of sentences
     """
     with_eos = [[*sentence, EOS] for sentence in sentences]
     if vocab is None:
@@ -330,7 +493,8 @@ def tokens_from_sentences(
     return torch.tensor(ids, dtype=torch.long), vocab
 
 
-def _check_token_ids(token_ids: torch.Tensor, seq_len: int) -> torch.Tensor:
+def _check_stream(token_ids: object, seq_len: int) -> torch.Tensor:
+    """``token_ids`` as a 1-D integer stream of at least ``seq_len + 1`` tokens."""
     token_ids = check_integer_tensor("token_ids", token_ids)
     if token_ids.dim() != 1:
         raise ValueError(f"token_ids must be 1-D [N], got shape {tuple(token_ids.shape)}")
@@ -342,13 +506,28 @@ def _check_token_ids(token_ids: torch.Tensor, seq_len: int) -> torch.Tensor:
 
 
 def lm_loss(model: TinyLM, token_ids: torch.Tensor) -> float:
-    """Mean next-token cross-entropy (nats) of ``model`` over the stream ``token_ids: [N]``.
+    """Mean next-token cross-entropy (nats) of ``model`` over a token stream, without gradients.
 
-    loss = −(1/(N−1)) Σ_t log p(x_{t+1} | x_≤t), computed without gradients.
+    Equation:
+        loss = −(1/(N−1)) Σ_t log p(x_{t+1} | x_≤t)
+
+    Args:
+        model: a :class:`TinyLM`.
+        token_ids: the stream, at least 2 tokens in ``[0, vocab_size)``.
+
+    Returns:
+        The loss as a float.
+
+    Raises:
+        TypeError: ``model`` is not a :class:`TinyLM` or ``token_ids`` not an integer tensor.
+        ValueError: ``token_ids`` is not 1-D, shorter than 2 or holds an id out of range.
+
+    Shapes:
+        token_ids: [N]
     """
     if not isinstance(model, TinyLM):
         raise TypeError(f"model must be a TinyLM, got {type(model).__name__}")
-    token_ids = _check_token_ids(token_ids, 1)
+    token_ids = _check_stream(token_ids, 1)
     with torch.no_grad():
         logits = model(token_ids[:-1])  # [N-1, V]
         return float(F.cross_entropy(logits, token_ids[1:]))
@@ -364,12 +543,30 @@ def train_lm(
     batch_size: int = 16,
     seq_len: int = 32,
 ) -> TrainingHistory:
-    """Train ``model`` in place on next-token prediction over ``token_ids: [N]``; return its losses.
+    """Train ``model`` in place on next-token prediction over a token stream; return its losses.
 
     Each step draws ``batch_size`` windows of ``seq_len + 1`` tokens at random offsets (a
     ``torch.Generator`` seeded with ``seed``), computes the mean cross-entropy of
-    ``model(x[:, :-1])`` against ``x[:, 1:]`` and takes one Adam step. ``history.losses`` holds the
-    loss of every step.
+    ``model(x[:, :-1])`` against ``x[:, 1:]`` and takes one Adam step.
+
+    Args:
+        model: a :class:`TinyLM`, trained in place (left in eval mode).
+        token_ids: the stream, at least ``seq_len + 1`` tokens.
+        steps: optimiser steps, an int >= 1.
+        lr: Adam's learning rate, > 0.
+        seed: seed of the window offsets, an int >= 0.
+        batch_size: windows per step, an int >= 1.
+        seq_len: inputs per window, an int >= 1.
+
+    Returns:
+        A ``TrainingHistory`` whose ``losses`` hold the loss of every step.
+
+    Raises:
+        TypeError: ``model`` is not a :class:`TinyLM`; an argument has the wrong type.
+        ValueError: a size out of range, or ``token_ids`` not 1-D or too short.
+
+    Shapes:
+        token_ids: [N]; each batch: [batch_size, seq_len + 1]
     """
     if not isinstance(model, TinyLM):
         raise TypeError(f"model must be a TinyLM, got {type(model).__name__}")
@@ -378,7 +575,7 @@ def train_lm(
     seed = check_int("seed", seed, minimum=0)
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
-    token_ids = _check_token_ids(token_ids, seq_len)
+    token_ids = _check_stream(token_ids, seq_len)
 
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # parameters(): the tied one once

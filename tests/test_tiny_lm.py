@@ -250,3 +250,25 @@ def test_vocabulary_share_table_is_sorted_and_consistent() -> None:
         assert r["total_untied"] == r["total_tied"] + r["vocab_params"]
         assert r["share_tied"] == pytest.approx(r["vocab_params"] / r["total_tied"], rel=1e-12)
         assert 0 < r["share_tied"] < r["share_untied"] < 1
+
+
+def test_decoder_configs_agree_with_real_embedding_configs() -> None:
+    from lib.tiny_lm import DECODER_CONFIGS
+
+    shared = set(DECODER_CONFIGS) & set(REAL_EMBEDDING_CONFIGS)
+    assert shared == {"Llama-3-8B", "Llama-3.2-1B", "Qwen2.5-7B"}
+    for name in shared:
+        for key in ("vocab_size", "hidden_size", "tie_word_embeddings", "source"):
+            assert DECODER_CONFIGS[name][key] == REAL_EMBEDDING_CONFIGS[name][key], (name, key)
+
+
+def test_decoder_parameters_rejects_bad_sizes_by_name() -> None:
+    from lib.tiny_lm import DECODER_CONFIGS, decoder_parameters
+
+    config = dict(DECODER_CONFIGS["Llama-3.2-1B"])
+    with pytest.raises(TypeError, match="hidden_size"):
+        decoder_parameters(config | {"hidden_size": 2048.5})
+    with pytest.raises(ValueError, match="num_hidden_layers"):
+        decoder_parameters(config | {"num_hidden_layers": 0})
+    with pytest.raises(ValueError, match="vocab_size"):
+        params_saved_by_tying({"vocab_size": 0, "hidden_size": 8})
