@@ -18,12 +18,16 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 import torch
-import torch.nn.functional as F
 
 from lib._checks import check_floating, check_int
+from lib.similarity import cosine_matrix
 from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, rounded, slider_figure
 
 __all__ = ["layer_labels", "layer_similarity_figure", "token_cosines", "token_similarity_slider"]
+
+#: Token-by-token cosines at every layer, ``[L + 1, T, d] -> [L + 1, T, T]``: the name chapter 3
+#: imports for :func:`lib.similarity.cosine_matrix`.
+token_cosines = cosine_matrix
 
 
 def layer_labels(n_layers: int) -> list[str]:
@@ -156,19 +160,6 @@ def layer_similarity_figure(
     return apply_theme(fig, caption=caption, alt=alt)
 
 
-def token_cosines(states: torch.Tensor) -> torch.Tensor:
-    """Token-by-token cosine similarity at every layer: ``[L + 1, T, d] -> [L + 1, T, T]`` float64.
-
-    ``out[l, i, j] = cos(h_l[i], h_l[j]) = h_l[i]·h_l[j] / (‖h_l[i]‖ ‖h_l[j]‖)`` for the hidden
-    states ``h_l`` of one sentence (Devlin et al. 2019, arXiv 1810.04805).
-    """
-    states = check_floating("states", states)
-    if states.dim() != 3:
-        raise ValueError(f"states must be 3-D [L + 1, T, d], got shape {tuple(states.shape)}")
-    unit = F.normalize(states.to(torch.float64), dim=-1)  # [L + 1, T, d]
-    return unit @ unit.transpose(1, 2)  # [L + 1, T, T]
-
-
 def token_similarity_slider(
     states: torch.Tensor,
     tokens: Sequence[str],
@@ -180,7 +171,7 @@ def token_similarity_slider(
 ) -> go.Figure:
     """The token-by-token cosine-similarity heatmap of one sentence, one slider step per layer.
 
-    Step l shows ``token_cosines(states)[l]`` (:func:`token_cosines`) on a diverging scale fixed to
+    Step l shows ``cosine_matrix(states)[l]`` (:func:`lib.similarity.cosine_matrix`) on a diverging scale fixed to
     [−1, 1], so the steps are comparable. Tokens label both axes (in order, so repeated tokens such
     as two "bank"s stay apart); the tokens at the positions in ``highlight`` are drawn in bold.
     Layer 0 is the embedding layer's output (Devlin et al. 2019, arXiv 1810.04805).
@@ -196,7 +187,10 @@ def token_similarity_slider(
     Returns:
         A figure with ``L + 1`` heatmaps (one visible per step) and one slider.
     """
-    cosines = token_cosines(states)  # [L + 1, T, T]
+    states = check_floating("states", states)
+    if states.dim() != 3:
+        raise ValueError(f"states must be 3-D [L + 1, T, d], got shape {tuple(states.shape)}")
+    cosines = cosine_matrix(states)  # [L + 1, T, T]
     n_states, n_tokens, _ = cosines.shape
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise TypeError(f"tokens must be a sequence of strings, got {type(tokens).__name__}")

@@ -1,18 +1,17 @@
 """Figures for chapter 7 (learned absolute positions): what a trained position table looks like.
 
 A learned table ``P: [max_len, d_model]`` (GPT-2's ``wpe``, BERT's ``position_embeddings``;
-Radford et al. 2019; Devlin et al. 2019, arXiv 1810.04805) starts as random noise and is shaped by
-training alone. These helpers measure and draw that shape:
+Radford et al. 2019; Devlin et al. 2019, arXiv:1810.04805) starts as random noise and is shaped by
+training alone. :mod:`lib.similarity` measures that shape (:func:`lib.similarity.cosine_matrix`,
+:func:`lib.similarity.mean_similarity_by_offset`, :func:`lib.similarity.principal_components`);
+these builders draw it:
 
-- :func:`position_cosine_similarity`: ``S[p, q] = cos(P[p], P[q])``, the similarity of two positions;
-- :func:`mean_similarity_by_offset`: the mean of ``cos(P[p], P[p + k])`` over ``p``, per offset ``k``;
-- :func:`principal_components`: the table's principal components, as functions of position;
 - :func:`similarity_window_slider`: the similarity matrix as a heatmap, one slider step per window
   of positions (plus an optional strided overview of the whole table);
 - :func:`offset_similarity_curves`: mean similarity against offset, one line per table;
 - :func:`components_slider`: principal component ``j`` against position, one slider step per ``j``.
 
-Everything is computed in float64 and rounded (:func:`lib.viz.core.rounded`), so the saved figures
+Figure data is rounded (:func:`lib.viz.core.rounded`), so the saved figures
 do not depend on the CPU or thread count; sliders work in a static page with no kernel.
 """
 
@@ -25,104 +24,10 @@ import plotly.graph_objects as go
 import torch
 
 from lib._checks import check_floating, check_int, check_positive_int
+from lib.similarity import cosine_matrix
 from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, rounded, slider_figure
 
-__all__ = [
-    "components_slider",
-    "mean_similarity_by_offset",
-    "offset_similarity_curves",
-    "position_cosine_similarity",
-    "principal_components",
-    "similarity_window_slider",
-]
-
-
-def _table(name: str, table: object) -> torch.Tensor:
-    table = check_floating(name, table)
-    if table.dim() != 2 or table.shape[0] < 2:
-        raise ValueError(
-            f"{name} must be 2-D [positions, d_model] with at least 2 rows, got shape "
-            f"{list(table.shape)}"
-        )
-    return table.detach().to(torch.float64)
-
-
-def position_cosine_similarity(table: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity of every pair of positions: ``S[p, q] = P[p]·P[q] / (‖P[p]‖ ‖P[q]‖)``.
-
-    ``P`` is a position table (learned, e.g. BERT's ``position_embeddings`` — Devlin et al. 2019,
-    arXiv 1810.04805 — or sinusoidal). Computed in float64; a zero row has similarity 0 with every
-    row (its norm is clamped away from zero).
-
-    Shapes: ``table: [L, d]`` floating -> ``[L, L]`` float64, symmetric, 1 on the diagonal.
-
-    Raises:
-        TypeError: ``table`` is not a floating tensor. ValueError: it is not 2-D with >= 2 rows.
-    """
-    unit = torch.nn.functional.normalize(_table("table", table), dim=-1)  # [L, d], rows of norm 1
-    return unit @ unit.T  # [L, L]
-
-
-def mean_similarity_by_offset(
-    table: torch.Tensor, max_offset: int, *, first: int = 0
-) -> torch.Tensor:
-    """Mean cosine similarity of positions ``k`` apart: ``m[k] = mean_p cos(P[p], P[p + k])``.
-
-    The mean runs over ``p = first … L − 1 − k`` (``first`` skips special rows such as BERT's
-    position 0, which only ever holds ``[CLS]``). ``m[0] = 1``. For the sinusoidal table of
-    Vaswani et al. 2017 (arXiv 1706.03762) every term equals ``(2/d) Σ_i cos(k ω_i)``, whatever p.
-
-    Shapes: ``table: [L, d]`` -> ``[max_offset + 1]`` float64.
-
-    Raises:
-        TypeError: wrong types. ValueError: ``max_offset < 1`` or ``first + max_offset >= L``.
-    """
-    sim = position_cosine_similarity(table)  # [L, L]
-    max_offset = check_positive_int("max_offset", max_offset)
-    first = check_int("first", first, minimum=0)
-    length = sim.shape[0]
-    if first + max_offset >= length:
-        raise ValueError(
-            f"max_offset must be < L - first = {length - first} (table of L = {length} rows, "
-            f"first = {first}), got {max_offset}"
-        )
-    block = sim[first:, first:]  # [L - first, L - first]
-    return torch.stack([torch.diagonal(block, k).mean() for k in range(max_offset + 1)])
-
-
-def principal_components(
-    table: torch.Tensor, n_components: int, *, first: int = 0
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The table's top principal components as functions of position, and their variance shares.
-
-    Rows ``first … L − 1`` are centred (``X = P − mean``) and decomposed, ``X = U Σ Vᵀ``; the
-    scores ``U[:, j] Σ_j`` say how much of direction ``V[:, j]`` position ``p`` holds. Each
-    component's sign is fixed so that its score at position ``first`` is >= 0 (an SVD's signs are
-    arbitrary). Computed in float64.
-
-    Shapes: ``table: [L, d]`` -> ``(scores [L − first, n_components], share [n_components])``,
-    ``share[j] = Σ_j² / Σ_k Σ_k²`` (fraction of the total variance).
-
-    Raises:
-        TypeError: wrong types. ValueError: ``n_components`` > min(L − first, d), or ``first`` >=
-        L − 1.
-    """
-    table = _table("table", table)
-    n_components = check_positive_int("n_components", n_components)
-    first = check_int("first", first, minimum=0)
-    if first >= table.shape[0] - 1:
-        raise ValueError(f"first must be < L - 1 = {table.shape[0] - 1}, got {first}")
-    rows = table[first:]  # [L', d]
-    if n_components > min(rows.shape):
-        raise ValueError(
-            f"n_components must be <= min(L - first, d) = {min(rows.shape)}, got {n_components}"
-        )
-    centred = rows - rows.mean(dim=0)  # [L', d]
-    u, s, _ = torch.linalg.svd(centred, full_matrices=False)  # u: [L', r], s: [r]
-    scores = u[:, :n_components] * s[:n_components]  # [L', n]
-    signs = torch.where(scores[0] < 0, -1.0, 1.0).to(scores.dtype)  # [n]
-    share = s[:n_components] ** 2 / (s**2).sum()
-    return scores * signs, share
+__all__ = ["components_slider", "offset_similarity_curves", "similarity_window_slider"]
 
 
 def similarity_window_slider(
@@ -148,7 +53,10 @@ def similarity_window_slider(
         TypeError / ValueError: ``table`` not a 2-D floating tensor, an empty or out-of-range
         window, ``overview_stride < 1``, ``active`` out of range.
     """
-    sim = position_cosine_similarity(table)  # [L, L] float64
+    table = check_floating("table", table)
+    if table.dim() != 2:
+        raise ValueError(f"table must be 2-D [positions, d_model], got shape {list(table.shape)}")
+    sim = cosine_matrix(table)  # [L, L] float64
     length = sim.shape[0]
     digits = check_positive_int("digits", digits)
     if isinstance(windows, str) or not isinstance(windows, Sequence) or not windows:
@@ -204,7 +112,7 @@ def offset_similarity_curves(
 ) -> go.Figure:
     """Mean cosine similarity against offset ``k``, one line per table.
 
-    ``curves[name]`` is ``[K + 1]`` (offsets 0 … K), e.g. from :func:`mean_similarity_by_offset`.
+    ``curves[name]`` is ``[K + 1]`` (offsets 0 … K), e.g. from :func:`lib.similarity.mean_similarity_by_offset`.
     Lines take Okabe–Ito colours in order; a dotted zero line marks "unrelated".
 
     Raises:
@@ -254,7 +162,7 @@ def components_slider(
 ) -> go.Figure:
     """Principal component ``j`` of a position table against position, one slider step per ``j``.
 
-    ``scores``/``share`` come from :func:`principal_components`; row ``r`` of ``scores`` is
+    ``scores``/``share`` come from :func:`lib.similarity.principal_components`; row ``r`` of ``scores`` is
     position ``first + r``. Each step's title gives the component's share of the variance and, if
     ``periods`` is given, its dominant period in positions. With ``zoom = m`` a right-hand panel
     repeats the first ``m`` positions, where fast waves are visible. One y-range serves every step

@@ -1,12 +1,12 @@
 """Figures for chapter 2 (one-hot and static embeddings): projections, similarities, GloVe's weight.
 
-- :func:`pca_2d`: a deterministic 2-D PCA projection (the sign of each axis is fixed), optionally
-  aligned with a reference projection so that consecutive frames of an animation do not flip;
+The projections (:func:`lib.similarity.pca_2d`) and similarities (:func:`lib.similarity.cosine_matrix`)
+are computed in :mod:`lib.similarity`; these builders draw them:
+
 - :func:`training_projection_slider`: word vectors projected to 2-D at every training snapshot, one
   slider step per snapshot (noise at epoch 0, structure at the end);
 - :func:`offset_pairs_figure`: word pairs (man → woman, france → paris, ...) as arrows in a 2-D
   projection, one panel per relation, to show that a relation is (roughly) one offset;
-- :func:`cosine_matrix`: pairwise cosine similarities (the data of :func:`similarity_heatmaps`);
 - :func:`similarity_heatmaps`: cosine-similarity matrices of the same words side by side (one-hot,
   word2vec, GloVe ...);
 - :func:`glove_weight_figure`: GloVe's weighting function f(x) with the distribution of a corpus's
@@ -23,18 +23,18 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 import torch
-import torch.nn.functional as F
 from plotly.subplots import make_subplots
 
 from lib._checks import check_floating, check_int, check_positive_float
 from lib.glove import glove_weight
+from lib.similarity import cosine_matrix, pca_2d
 from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, rounded, slider_figure
 
 __all__ = [
-    "cosine_matrix",
+    "cosine_matrix",  # re-exported from lib.similarity for chapter 2
     "glove_weight_figure",
     "offset_pairs_figure",
-    "pca_2d",
+    "pca_2d",  # re-exported from lib.similarity for chapter 2
     "similarity_heatmaps",
     "training_projection_slider",
 ]
@@ -72,52 +72,6 @@ def _rows(name: str, words: Sequence[str], vocab_words: Sequence[str]) -> list[i
     return [index[w] for w in words]
 
 
-# --- projection ------------------------------------------------------------------------------------
-
-
-def pca_2d(vectors: torch.Tensor, reference: torch.Tensor | None = None) -> torch.Tensor:
-    """Project N vectors onto their first two principal components, with a deterministic sign.
-
-    With the centred data X = vectors − mean and its SVD X = U S Vᵀ, the coordinates are the first
-    two columns of U S = X V (Pearson 1901; principal component analysis, no arXiv id). Computed in
-    float64 by an exact SVD (``torch.linalg.svd``), not a randomised one, so the result is the same on
-    every run. A principal axis is only defined up to sign (and two axes of equal variance up to a
-    rotation), so
-
-    - if ``reference`` is ``None``: each column is flipped so that its entry of largest magnitude is
-      positive;
-    - else: the 2-D coordinates are rotated (or reflected) to best match ``reference``: Y ← Y R with
-      the orthogonal R that minimises ‖Y R − reference‖ (orthogonal Procrustes: R = U Wᵀ from the
-      SVD YᵀB = U Σ Wᵀ; Schönemann 1966). This keeps the frames of an animation from spinning or
-      flipping, and changes no distance within a frame.
-
-    Shapes: ``vectors: [N, d]`` (N >= 2, d >= 2), ``reference: [N, 2]`` -> ``[N, 2]`` float64.
-
-    Raises:
-        TypeError: ``vectors`` or ``reference`` is not a floating tensor.
-        ValueError: wrong shapes.
-    """
-    vectors = _matrix("vectors", vectors)
-    n, d = vectors.shape
-    if n < 2 or d < 2:
-        raise ValueError(f"vectors must have at least 2 rows and 2 columns, got {(n, d)}")
-    if reference is not None:
-        reference = check_floating("reference", reference)
-        if tuple(reference.shape) != (n, 2):
-            raise ValueError(f"reference must have shape {(n, 2)}, got {tuple(reference.shape)}")
-    x = vectors.to(torch.float64)
-    x = x - x.mean(dim=0, keepdim=True)  # [N, d], centred
-    u, s, _ = torch.linalg.svd(x, full_matrices=False)  # u: [N, min(N, d)], s: [min(N, d)]
-    coords = u[:, :2] * s[:2]  # [N, 2] = X V[:, :2]
-    if reference is not None:
-        u_r, _, w_h = torch.linalg.svd(coords.T @ reference.to(torch.float64))  # [2, 2] each
-        return coords @ (u_r @ w_h)  # [N, 2], rotated/reflected onto the reference
-    pivot = coords.abs().argmax(dim=0)  # [2]: row of the largest |coordinate| per axis
-    signs = torch.sign(coords[pivot, torch.arange(2)])  # [2]
-    signs[signs == 0] = 1.0
-    return coords * signs
-
-
 def _fit_unit(coords: torch.Tensor) -> torch.Tensor:
     """Scale ``[N, 2]`` coordinates so that the largest ``abs(coordinate)`` is 1."""
     scale = coords.abs().max()
@@ -152,7 +106,7 @@ def training_projection_slider(
 ) -> go.Figure:
     """Word vectors in 2-D at every training snapshot, one slider step per snapshot.
 
-    For each snapshot the vectors of the words in ``groups`` are projected with :func:`pca_2d`
+    For each snapshot the vectors of the words in ``groups`` are projected with :func:`lib.similarity.pca_2d`
     (fitted on those words only), rotated to best match the last snapshot's projection, and scaled
     so that the largest ``abs(coordinate)`` is 1 (the vectors grow during training; the scale is reported
     in the step title as the RMS norm of the plotted vectors). One marker-and-label trace per group,
@@ -259,7 +213,7 @@ def offset_pairs_figure(
 
     If a relation is a constant offset, w(b) − w(a) ≈ r for every pair (a, b) (the vector offset
     method of Mikolov, Yih & Zweig 2013; arXiv 1301.3781 for word2vec), the arrows come out parallel
-    and of similar length. Each panel's projection (:func:`pca_2d`) is fitted on that panel's words
+    and of similar length. Each panel's projection (:func:`lib.similarity.pca_2d`) is fitted on that panel's words
     only.
 
     Args:
@@ -447,14 +401,3 @@ def glove_weight_figure(
         )
     fig.update_layout(height=420, legend={"x": 0.72, "y": 0.85, "xanchor": "left"})
     return apply_theme(fig, caption=caption, alt=alt)
-
-
-def cosine_matrix(vectors: torch.Tensor) -> torch.Tensor:
-    """Pairwise cosine similarities of N vectors, ``[N, d] -> [N, N]`` float64.
-
-    cos(x_i, x_j) = x_i·x_j / (‖x_i‖ ‖x_j‖) (the similarity of Mikolov et al. 2013, arXiv
-    1301.3781). A zero vector has cosine 0 with everything.
-    """
-    vectors = _matrix("vectors", vectors)
-    unit = F.normalize(vectors.to(torch.float64), dim=-1)  # [N, d]
-    return unit @ unit.T  # [N, N]

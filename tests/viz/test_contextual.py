@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from lib.viz.contextual import (
     layer_labels,
     layer_similarity_figure,
-    token_cosines,
     token_similarity_slider,
 )
 
-# --- layer_labels and token_cosines ----------------------------------------------------------------
+# --- layer_labels ----------------------------------------------------------------------------
 
 
 def test_layer_labels_pinned():
@@ -27,57 +22,6 @@ def test_layer_labels_pinned():
         layer_labels(-1)
     with pytest.raises(TypeError, match="n_layers"):
         layer_labels(2.0)
-
-
-def test_labels_and_cosines_match_a_transformers_bert():
-    """One label per entry of BertModel's hidden_states; cosines equal torch's, pair by pair."""
-    import transformers
-
-    config = transformers.BertConfig(
-        vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=32,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = transformers.BertModel(config).eval()
-    ids = torch.tensor([[1, 7, 9, 7, 2]])
-    with torch.no_grad():
-        hidden = model(input_ids=ids, output_hidden_states=True).hidden_states
-    assert len(layer_labels(config.num_hidden_layers)) == len(hidden)
-    states = torch.stack([h[0] for h in hidden])  # [L + 1, T, d]
-    cos = token_cosines(states)
-    for layer, h in enumerate(hidden):
-        expected = torch.nn.functional.cosine_similarity(h[0][:, None], h[0][None, :], dim=-1)
-        torch.testing.assert_close(cos[layer], expected.double(), atol=1e-6, rtol=0)
-    # at layer 0 the two copies of token 7 differ only by position: close, not identical
-    assert 0.0 < cos[0, 1, 3] < 1.0 - 1e-6
-
-
-def test_token_cosines_pinned():
-    states = torch.tensor([[[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]])  # [1, 3, 2]
-    r = 1 / math.sqrt(2)
-    expected = torch.tensor([[[1, 0, r], [0, 1, r], [r, r, 1]]], dtype=torch.float64)
-    torch.testing.assert_close(token_cosines(states), expected)
-
-
-@given(layers=st.integers(1, 4), n_tokens=st.integers(1, 7), seed=st.integers(0, 10_000))
-def test_token_cosines_properties(layers, n_tokens, seed):
-    g = torch.Generator().manual_seed(seed)
-    states = torch.randn(layers, n_tokens, 5, generator=g)
-    cos = token_cosines(states)
-    assert cos.shape == (layers, n_tokens, n_tokens) and cos.dtype == torch.float64
-    torch.testing.assert_close(cos, cos.transpose(1, 2))
-    torch.testing.assert_close(
-        cos.diagonal(dim1=1, dim2=2), torch.ones(layers, n_tokens, dtype=torch.float64)
-    )
-    scale = torch.rand(layers, n_tokens, 1, generator=g) + 0.1  # positive rescaling of each token
-    torch.testing.assert_close(token_cosines(states * scale), cos)
-
-
-def test_token_cosines_errors():
-    with pytest.raises(ValueError, match="states"):
-        token_cosines(torch.ones(3, 4))
-    with pytest.raises(TypeError, match="states"):
-        token_cosines(torch.ones(2, 3, 4, dtype=torch.long))
 
 
 # --- layer_similarity_figure -----------------------------------------------------------------------

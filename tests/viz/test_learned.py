@@ -1,4 +1,4 @@
-"""Tests for lib.viz.learned: similarity helpers, principal components and the three figures.
+"""Tests for lib.viz.learned: the three figures (the similarity helpers: tests/test_similarity.py).
 
 Expected values come from hand-made tables whose similarities are known exactly (orthogonal or
 parallel rows, unit circles), and from the closed form of the sinusoidal table, never from the
@@ -7,24 +7,14 @@ function under test.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
+from lib.similarity import mean_similarity_by_offset
 from lib.viz.core import DIVERGING, OKABE_ITO
-from lib.viz.learned import (
-    components_slider,
-    mean_similarity_by_offset,
-    offset_similarity_curves,
-    position_cosine_similarity,
-    principal_components,
-    similarity_window_slider,
-)
+from lib.viz.learned import components_slider, offset_similarity_curves, similarity_window_slider
 
 # rows: e0, 2·e0, e1, −e0  ->  known cosines
 TABLE = torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0], [-1.0, 0.0]])
@@ -40,102 +30,6 @@ def circle(n: int, omega: float) -> torch.Tensor:
     """Row p = (cos pω, sin pω): cos(P[p], P[q]) = cos((p − q)ω) exactly."""
     p = torch.arange(n, dtype=torch.float64)
     return torch.stack([torch.cos(p * omega), torch.sin(p * omega)], dim=1)
-
-
-# --- helpers ---------------------------------------------------------------------------------------
-
-
-def test_position_cosine_similarity_pinned():
-    sim = position_cosine_similarity(TABLE)
-    assert sim.dtype == torch.float64
-    torch.testing.assert_close(sim, torch.tensor(TABLE_COS, dtype=torch.float64))
-
-
-def test_position_cosine_similarity_zero_row_is_zero_not_nan():
-    sim = position_cosine_similarity(torch.tensor([[0.0, 0.0], [1.0, 1.0]]))
-    assert sim[0, 1].item() == 0.0 and not torch.isnan(sim).any()
-
-
-@given(n=st.integers(2, 40), d=st.integers(1, 16), seed=st.integers(0, 10_000))
-def test_position_cosine_similarity_properties(n, d, seed):
-    table = torch.randn(n, d, generator=torch.Generator().manual_seed(seed))
-    sim = position_cosine_similarity(table)
-    assert sim.shape == (n, n)
-    torch.testing.assert_close(sim, sim.T)
-    assert (sim.abs() <= 1 + 1e-12).all()
-    i, j = 0, n - 1
-    want = float(table[i] @ table[j]) / float(table[i].norm() * table[j].norm())
-    assert sim[i, j].item() == pytest.approx(want, abs=1e-6)
-
-
-def test_mean_similarity_by_offset_circle_is_cos_k_omega():
-    omega = 0.3
-    curve = mean_similarity_by_offset(circle(50, omega), 10)
-    want = torch.tensor([math.cos(k * omega) for k in range(11)], dtype=torch.float64)
-    torch.testing.assert_close(curve, want)
-
-
-def test_mean_similarity_by_offset_skips_first_rows():
-    # row 0 is an outlier: -e0 among e0s; with first=1 every pair is parallel
-    table = torch.tensor([[-1.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
-    assert mean_similarity_by_offset(table, 2, first=1).tolist() == [1.0, 1.0, 1.0]
-    # first=0: offset 1 averages cos(r0,r1)=-1, 1, 1 -> 1/3
-    assert mean_similarity_by_offset(table, 1)[1].item() == pytest.approx(1 / 3)
-
-
-def test_mean_similarity_by_offset_matches_sinusoidal_closed_form():
-    d, n = 16, 60
-    p = torch.arange(n, dtype=torch.float64)[:, None]
-    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    table = torch.empty(n, d, dtype=torch.float64)
-    table[:, 0::2], table[:, 1::2] = torch.sin(p * w), torch.cos(p * w)
-    curve = mean_similarity_by_offset(table, 20)
-    want = torch.stack([torch.cos(k * w).sum() / (d / 2) for k in range(21)])
-    torch.testing.assert_close(curve, want)
-
-
-def test_principal_components_of_a_circle():
-    n = 40
-    omega = 2 * math.pi / 8  # period 8: exactly 5 turns, so the rows have mean zero
-    table = torch.cat([circle(n, omega), torch.zeros(n, 3, dtype=torch.float64)], dim=1)
-    scores, share = principal_components(table, 2)
-    torch.testing.assert_close(share, torch.tensor([0.5, 0.5], dtype=torch.float64))
-    assert (scores[0] >= 0).all()  # sign convention
-    # the scores trace a circle of radius 1 (up to a rotation within the plane)
-    torch.testing.assert_close(scores.norm(dim=-1), torch.ones(n, dtype=torch.float64))
-
-
-def test_principal_components_one_direction_and_first():
-    # rows 1..4 vary along (3, 4)/5 only: PC 1 holds all the variance; row 0 is skipped
-    t = torch.tensor([-1.5, -0.5, 0.5, 1.5], dtype=torch.float64)
-    rows = t[:, None] * torch.tensor([3.0, 4.0], dtype=torch.float64) / 5
-    table = torch.cat([torch.tensor([[100.0, -100.0]], dtype=torch.float64), rows])
-    scores, share = principal_components(table, 1, first=1)
-    assert share.tolist() == pytest.approx([1.0])
-    torch.testing.assert_close(scores[:, 0], -t)  # sign: first score >= 0
-
-
-def test_helper_errors():
-    with pytest.raises(TypeError, match="table"):
-        position_cosine_similarity(torch.zeros(3, 2, dtype=torch.long))
-    with pytest.raises(ValueError, match="table"):
-        position_cosine_similarity(torch.zeros(5))
-    with pytest.raises(ValueError, match="table"):
-        position_cosine_similarity(torch.zeros(1, 4))
-    with pytest.raises(ValueError, match="max_offset"):
-        mean_similarity_by_offset(TABLE, 4)
-    with pytest.raises(ValueError, match="max_offset"):
-        mean_similarity_by_offset(TABLE, 2, first=2)
-    with pytest.raises(ValueError, match="max_offset"):
-        mean_similarity_by_offset(TABLE, 0)
-    with pytest.raises(ValueError, match="first"):
-        mean_similarity_by_offset(TABLE, 1, first=-1)
-    with pytest.raises(ValueError, match="n_components"):
-        principal_components(TABLE, 3)
-    with pytest.raises(ValueError, match="first"):
-        principal_components(TABLE, 1, first=3)
-    with pytest.raises(TypeError, match="n_components"):
-        principal_components(TABLE, 1.0)
 
 
 # --- similarity_window_slider ------------------------------------------------------------------------

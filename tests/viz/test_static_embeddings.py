@@ -7,128 +7,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from lib.viz.static_embeddings import (
-    cosine_matrix,
     glove_weight_figure,
     offset_pairs_figure,
-    pca_2d,
     similarity_heatmaps,
     training_projection_slider,
 )
-
-
-def _rotation(theta: float) -> torch.Tensor:
-    c, s = math.cos(theta), math.sin(theta)
-    return torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
-
-
-def _random_orthogonal(d: int, seed: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    return q
-
-
-# --- pca_2d ----------------------------------------------------------------------------------------
-
-# Centred, uncorrelated data: x has variance 14, y has variance 1.02, so the principal axes are x, y.
-_X = [3.0, -1.0, -2.0, 0.0, 0.0]
-_Y = [0.2, 0.2, 0.2, 0.3, -0.9]
-
-
-def test_pca_2d_pinned_axes_and_signs():
-    base = torch.tensor([[x, y, 0.0] for x, y in zip(_X, _Y, strict=True)], dtype=torch.float64)
-    # rotate the 3-D feature space and shift it: the PCA coordinates must not change
-    vectors = base @ _random_orthogonal(3, seed=0) + torch.tensor(
-        [5.0, -2.0, 1.0], dtype=torch.float64
-    )
-    coords = pca_2d(vectors)
-    # axis 1 is x, its largest |value| (3) positive; axis 2 is y, its largest |value| (-0.9) made
-    # positive by flipping the sign of the whole column
-    expected = torch.tensor([[x, -y] for x, y in zip(_X, _Y, strict=True)], dtype=torch.float64)
-    torch.testing.assert_close(coords, expected, atol=1e-10, rtol=0)
-    assert coords.dtype == torch.float64
-
-
-def test_pca_2d_float32_input_is_computed_in_float64():
-    base = torch.tensor([[x, y] for x, y in zip(_X, _Y, strict=True)], dtype=torch.float32)
-    assert pca_2d(base).dtype == torch.float64
-
-
-@given(n=st.integers(4, 12), d=st.integers(2, 6), seed=st.integers(0, 10_000))
-def test_pca_2d_properties(n, d, seed):
-    g = torch.Generator().manual_seed(seed)
-    vectors = torch.randn(n, d, generator=g, dtype=torch.float64) * torch.linspace(
-        3, 1, d, dtype=torch.float64
-    )
-    coords = pca_2d(vectors)
-    assert coords.shape == (n, 2)
-    torch.testing.assert_close(
-        coords.mean(0), torch.zeros(2, dtype=torch.float64), atol=1e-10, rtol=0
-    )
-    # uncorrelated axes, variance non-increasing
-    assert abs(float(coords[:, 0] @ coords[:, 1])) < 1e-8 * float((coords**2).sum())
-    assert float((coords[:, 0] ** 2).sum()) >= float((coords[:, 1] ** 2).sum()) - 1e-10
-    # the variance kept equals the top two eigenvalues of the scatter matrix
-    centred = vectors - vectors.mean(0)
-    eig = torch.linalg.eigvalsh(centred.T @ centred)  # ascending
-    assert math.isclose(float((coords**2).sum()), float(eig[-2:].sum()), rel_tol=1e-9)
-    # invariant to a rotation of the feature space and a shift (the sign rule makes it exact)
-    moved = vectors @ _random_orthogonal(d, seed) + 7.0
-    torch.testing.assert_close(pca_2d(moved), coords, atol=1e-8, rtol=0)
-
-
-@given(seed=st.integers(0, 10_000), theta=st.floats(-math.pi, math.pi), reflect=st.booleans())
-def test_pca_2d_reference_undoes_a_rotation_or_reflection(seed, theta, reflect):
-    g = torch.Generator().manual_seed(seed)
-    vectors = torch.randn(9, 5, generator=g, dtype=torch.float64)
-    coords = pca_2d(vectors)
-    turn = _rotation(theta)
-    if reflect:
-        turn = turn @ torch.diag(torch.tensor([1.0, -1.0], dtype=torch.float64))
-    reference = 3.0 * coords @ turn  # scale does not matter to the alignment
-    aligned = pca_2d(vectors, reference=reference)
-    torch.testing.assert_close(aligned, coords @ turn, atol=1e-9, rtol=0)
-
-
-def test_pca_2d_errors():
-    with pytest.raises(TypeError, match="vectors"):
-        pca_2d(torch.ones(4, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match="vectors"):
-        pca_2d(torch.ones(4))
-    with pytest.raises(ValueError, match="vectors"):
-        pca_2d(torch.ones(1, 3))
-    with pytest.raises(ValueError, match="reference"):
-        pca_2d(torch.randn(4, 3), reference=torch.randn(3, 2))
-    with pytest.raises(TypeError, match="reference"):
-        pca_2d(torch.randn(4, 3), reference=[[0, 0]] * 4)
-
-
-# --- cosine_matrix ---------------------------------------------------------------------------------
-
-
-def test_cosine_matrix_pinned():
-    vectors = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, -2.0]])
-    r = 1 / math.sqrt(2)
-    expected = torch.tensor([[1, r, 0], [r, 1, -r], [0, -r, 1]], dtype=torch.float64)
-    torch.testing.assert_close(cosine_matrix(vectors), expected)
-
-
-@given(n=st.integers(1, 8), d=st.integers(1, 6), seed=st.integers(0, 10_000))
-def test_cosine_matrix_matches_torch(n, d, seed):
-    vectors = torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    expected = torch.nn.functional.cosine_similarity(vectors[:, None], vectors[None, :], dim=-1)
-    torch.testing.assert_close(cosine_matrix(vectors), expected)
-
-
-def test_cosine_matrix_errors():
-    with pytest.raises(TypeError, match="vectors"):
-        cosine_matrix(torch.ones(3, 2, dtype=torch.int32))
-    with pytest.raises(ValueError, match="vectors"):
-        cosine_matrix(torch.ones(2, 3, 4))
-
 
 # --- training_projection_slider --------------------------------------------------------------------
 
