@@ -252,7 +252,7 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def check_base(name: str, value: object) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -41,6 +42,39 @@ def _check_bias_shape(bias: torch.Tensor, scores_shape: tuple[int, ...]) -> None
         )
 
 
+@overload
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    bias: torch.Tensor | None = ...,
+    causal: bool = ...,
+    scale: float | None = ...,
+    return_weights: Literal[False] = ...,
+) -> torch.Tensor: ...
+@overload
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    bias: torch.Tensor | None = ...,
+    causal: bool = ...,
+    scale: float | None = ...,
+    return_weights: Literal[True],
+) -> tuple[torch.Tensor, torch.Tensor]: ...
+@overload
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    bias: torch.Tensor | None = ...,
+    causal: bool = ...,
+    scale: float | None = ...,
+    return_weights: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: ...
 def attention(
     q: torch.Tensor,
     k: torch.Tensor,

@@ -109,7 +109,10 @@ def lookup_gradient(
                 f"{tuple(upstream.shape)}"
             )
     (out * upstream).sum().backward()
-    return leaf.grad
+    grad = leaf.grad
+    if grad is None:  # cannot happen: leaf requires grad and every output depends on it
+        raise RuntimeError("backward left no gradient on the table")
+    return grad
 
 
 def sparse_grad_rows(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:

@@ -41,6 +41,7 @@ Version notes (checked against transformers 5.24):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -58,9 +59,11 @@ from lib.rope import rope_angles
 __all__ = [
     "MROPE_LAYOUTS",
     "SEGMENT_KINDS",
+    "SegmentSpan",
     "mrope_angles",
     "mrope_position_ids",
     "mrope_slot_axes",
+    "segment_spans",
     "vision_axial_inv_freq",
     "with_vision_markers",
 ]
@@ -195,7 +198,8 @@ def _check_sections(sections: object) -> tuple[int, int, int]:
         raise TypeError(f"sections must be a sequence of 3 ints (t, h, w), got {sections!r}")
     if len(sections) != 3:
         raise ValueError(f"sections must have 3 entries (t, h, w), got {list(sections)}")
-    return tuple(check_int(f"sections[{i}]", s, minimum=0) for i, s in enumerate(sections))
+    t, h, w = (check_int(f"sections[{i}]", s, minimum=0) for i, s in enumerate(sections))
+    return t, h, w
 
 
 def mrope_slot_axes(sections: Sequence[int], layout: str = "chunked") -> torch.Tensor:
@@ -268,3 +272,60 @@ def mrope_angles(
     per_axis = rope_angles(position_ids, inv_freq)  # [3, ..., T, d_half]
     index = axes.expand(1, *per_axis.shape[1:])  # [1, ..., T, d_half]: the row each slot reads
     return per_axis.gather(0, index).squeeze(0)  # [..., T, d_half]
+
+
+@dataclass(frozen=True)
+class SegmentSpan:
+    """One segment's place in the token sequence: tokens ``start … stop − 1``.
+
+    ``grid`` is the merged vision grid ``(t, h/m, w/m)`` (``None`` for text).
+    """
+
+    kind: str
+    start: int
+    stop: int
+    grid: tuple[int, int, int] | None
+
+
+def segment_spans(
+    segments: Sequence[tuple[str, int | tuple[int, int, int]]], *, spatial_merge_size: int = 2
+) -> list[SegmentSpan]:
+    """Where each segment's tokens sit in the sequence of :func:`mrope_position_ids`.
+
+    Text holds n tokens; a vision segment with patch grid (t, h, w) before merging holds
+    t·(h/m)·(w/m) tokens in row-major (t, h, w) order, checked by the same rules as
+    :func:`mrope_position_ids`.
+
+    Equation:
+        tokens(text n) = n,  tokens(vision (t, h, w)) = t · (h/m) · (w/m)
+
+    Args:
+        segments: ``("text", n)``, ``("image", (t, h, w))`` or ``("video", (t, h, w))`` items.
+        spatial_merge_size: m, an int >= 1 that divides every h and w.
+
+    Returns:
+        One :class:`SegmentSpan` per segment, in order; they tile ``0 … T − 1``.
+
+    Raises:
+        TypeError: ``segments`` or an item is not a sequence, a size is not an int.
+        ValueError: empty ``segments``, an unknown kind, h or w not divisible by m.
+
+    References:
+        Wang et al., Qwen2-VL, arXiv:2409.12191.
+    """
+    spatial_merge_size = check_positive_int("spatial_merge_size", spatial_merge_size)
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
+    if len(segments) == 0:
+        raise ValueError("segments must not be empty")
+    spans, cursor = [], 0
+    for i, segment in enumerate(segments):
+        kind, size = _check_segment(i, segment, spatial_merge_size)
+        if kind == "text":
+            grid, n = None, size[0]
+        else:
+            grid = (size[0], size[1] // spatial_merge_size, size[2] // spatial_merge_size)
+            n = grid[0] * grid[1] * grid[2]
+        spans.append(SegmentSpan(kind, cursor, cursor + n, grid))
+        cursor += n
+    return spans

@@ -18,20 +18,28 @@ from __future__ import annotations
 
 import torch
 
-from lib._checks import check_int, check_integer_tensor, check_ndim
+from lib._checks import (
+    check_int,
+    check_integer_tensor,
+    check_ndim,
+    check_tensor,
+    values_checkable,
+)
 
 __all__ = ["opt_position_ids", "position_ids_from_attention_mask"]
 
 
 def _check_mask(attention_mask: object) -> torch.Tensor:
-    if not (isinstance(attention_mask, torch.Tensor) and attention_mask.dtype == torch.bool):
-        check_integer_tensor("attention_mask", attention_mask)
-    check_ndim("attention_mask", attention_mask, minimum=2)
-    if attention_mask.device.type != "meta" and attention_mask.numel() > 0:
-        bad = (attention_mask != 0) & (attention_mask != 1)
+    """A bool or integer mask with >= 2 dims holding only 0 and 1 (values checked on the CPU)."""
+    mask = check_tensor("attention_mask", attention_mask)
+    if mask.dtype != torch.bool:
+        check_integer_tensor("attention_mask", mask)
+    check_ndim("attention_mask", mask, minimum=2)
+    if mask.numel() > 0 and values_checkable(mask):
+        bad = (mask != 0) & (mask != 1)
         if bool(bad.any()):
             raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
-    return attention_mask
+    return mask
 
 
 def position_ids_from_attention_mask(

@@ -21,6 +21,7 @@ the past.
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -296,6 +297,39 @@ def _check_table(name: str, table: torch.Tensor, d: int, like: torch.Tensor) -> 
     return (table.shape[0] - 1) // 2
 
 
+@overload
+def shaw_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    rel_keys: torch.Tensor,
+    rel_values: torch.Tensor | None = ...,
+    *,
+    causal: bool = ...,
+    return_weights: Literal[False] = ...,
+) -> torch.Tensor: ...
+@overload
+def shaw_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    rel_keys: torch.Tensor,
+    rel_values: torch.Tensor | None = ...,
+    *,
+    causal: bool = ...,
+    return_weights: Literal[True],
+) -> tuple[torch.Tensor, torch.Tensor]: ...
+@overload
+def shaw_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    rel_keys: torch.Tensor,
+    rel_values: torch.Tensor | None = ...,
+    *,
+    causal: bool = ...,
+    return_weights: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: ...
 def shaw_attention(
     q: torch.Tensor,
     k: torch.Tensor,

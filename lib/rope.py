@@ -60,13 +60,14 @@ __all__ = [
     "rope_angles",
     "rope_frequencies",
     "rope_inv_freq",
+    "rope_wavelengths",
     "rotate_half",
 ]
 
 PAIRINGS: tuple[str, ...] = ("half", "interleaved")
 
-# For bf16/fp16 x on CPU the fast path upcasts and rotates about this many elements at a time
-# (a block of positions), so that the float32 copies stay in cache.
+# The fast path of apply_rope (CPU, no autograd) rotates about this many elements at a time (a block
+# of positions), so that the float32 copies of bf16/fp16 input stay in cache.
 _CPU_CHUNK_ELEMENTS = 1 << 19
 
 
@@ -208,18 +209,19 @@ def _merge_pairs(first: torch.Tensor, second: torch.Tensor, pairing: str) -> tor
     return torch.stack((first, second), dim=-1).flatten(-2)  # [..., d/2, 2] -> [..., d]
 
 
-def _prepare_table(name: str, table: torch.Tensor, x: torch.Tensor, d_half: int) -> torch.Tensor:
-    """Check a cos/sin (or freqs_cis) table against ``x: [..., T, d_head]``; return its rows for x.
+def _check_table(name: str, table: torch.Tensor, x: torch.Tensor) -> None:
+    """Check that a cos/sin (or freqs_cis) table broadcasts to ``x``'s ``[..., T, d_head // 2]``.
 
-    A 2-D table ``[T_max, d_half]`` is a lookup table: its first T rows are used (T_max ≥ T). Any
-    other shape must broadcast to ``[..., T, d_half]`` without enlarging x. The result always has a
-    position axis (size T or 1) in dim −2, so the fast path can slice it.
+    The one table contract of this module: the caller slices the rows of its positions (e.g.
+    ``cos[:T]`` for positions 0 … T−1, ``cos[positions]`` when decoding), as Meta's LLaMA slices
+    ``freqs_cis[start_pos : start_pos + seqlen]``; a table never enlarges ``x``.
     """
     check_tensor(name, table)
     if table.device != x.device:
         raise ValueError(f"{name} is on {table.device} but x is on {x.device}")
     if table.dim() == 0:
-        raise ValueError(f"{name} must be [T_max, d_head // 2] or broadcastable, got a 0-d tensor")
+        raise ValueError(f"{name} must broadcast to [..., T, d_head // 2], got a 0-d tensor")
+    d_half = x.shape[-1] // 2
     if table.shape[-1] != d_half:
         hint = ""
         if table.shape[-1] == 2 * d_half:
@@ -231,31 +233,22 @@ def _prepare_table(name: str, table: torch.Tensor, x: torch.Tensor, d_half: int)
             f"{name}'s last dimension must be d_head // 2 = {d_half} (one angle per pair), "
             f"got {table.shape[-1]}{hint}"
         )
-    n_pos = x.shape[-2]
-    if table.dim() == 2:  # a lookup table [T_max, d_half]
-        if table.shape[0] < n_pos:
-            raise ValueError(
-                f"x has T = {n_pos} positions but {name} has only {table.shape[0]} rows: "
-                f"positions past the table (build it with max_len >= {n_pos})"
-            )
-        return table[:n_pos]
     target = (*x.shape[:-1], d_half)
     if table.dim() > len(target):
         raise ValueError(
             f"{name} of shape {tuple(table.shape)} has more dimensions than x's "
             f"[..., T, d_head // 2] = {target}"
         )
-    if table.dim() == 1:
-        return table[None, :]  # [1, d_half]: one rotation for every position
-    if table.shape[-2] not in (1, n_pos):
+    n_pos = x.shape[-2]
+    if table.dim() >= 2 and table.shape[-2] not in (1, n_pos):
         if table.shape[-2] < n_pos:
             raise ValueError(
-                f"x has T = {n_pos} positions but {name} has {table.shape[-2]} along its position "
-                "axis (dim -2): positions past the table"
+                f"x has T = {n_pos} positions but {name} has only {table.shape[-2]} rows: "
+                f"positions past the table (build it with max_len >= {n_pos})"
             )
         raise ValueError(
-            f"{name} has {table.shape[-2]} positions along dim -2 but x has T = {n_pos}; only a "
-            f"2-D table [T_max, d_head // 2] is cut to its first T rows"
+            f"{name} has {table.shape[-2]} rows (dim -2) but x has T = {n_pos} positions: slice "
+            f"the rows of x's positions, e.g. {name}[:{n_pos}] for positions 0..{n_pos - 1}"
         )
     try:
         broadcast = torch.broadcast_shapes(table.shape, target)
@@ -266,12 +259,9 @@ def _prepare_table(name: str, table: torch.Tensor, x: torch.Tensor, d_half: int)
             f"{name} of shape {tuple(table.shape)} does not broadcast to x's "
             f"[..., T, d_head // 2] = {target}"
         )
-    return table
 
 
-def _validate_rope_args(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairing: str
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_rope_args(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairing: str) -> None:
     """Shared argument checks of :func:`apply_rope` and :func:`apply_rope_reference`."""
     check_floating("x", x)
     check_ndim("x", x, minimum=2)
@@ -283,8 +273,8 @@ def _validate_rope_args(
         raise ValueError(
             f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}"
         )
-    d_half = x.shape[-1] // 2
-    return _prepare_table("cos", cos, x, d_half), _prepare_table("sin", sin, x, d_half)
+    _check_table("cos", cos, x)
+    _check_table("sin", sin, x)
 
 
 def _compute_dtype(x: torch.Tensor) -> torch.dtype:
@@ -292,62 +282,91 @@ def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairing: str) -> torch.Tensor:
+    """The rotation of :func:`apply_rope_reference`, without the checks."""
+    compute = _compute_dtype(x)
+    c, s = cos.to(compute), sin.to(compute)  # [..., T, d_half]
+    x_a, x_b = _split_pairs(x.to(compute), pairing)  # each [..., T, d_half]
+    y_a = x_a * c - x_b * s
+    y_b = x_b * c + x_a * s
+    return _merge_pairs(y_a, y_b, pairing).to(x.dtype)  # the one rounding to x's dtype
+
+
 def apply_rope_reference(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *, pairing: str = "half"
 ) -> torch.Tensor:
     """Readable RoPE: split x into pairs, rotate each pair, put the pairs back.
 
-    Equation: for pair i of position m, ``(y_a, y_b) = (x_a cos mθ_i − x_b sin mθ_i,
-    x_b cos mθ_i + x_a sin mθ_i)`` with (a, b) = (i, i + d/2) for ``pairing="half"`` and
-    (2i, 2i + 1) for ``pairing="interleaved"`` (Su et al. 2021, arXiv:2104.09864).
+    Same arguments, checks and result as :func:`apply_rope`, which is tested equal to this and
+    runs it everywhere except its one fast path (CPU, no autograd).
 
-    Same arguments, checks and result as :func:`apply_rope` (which is tested equal to this); this
-    version allocates freely and is the one autograd goes through.
+    Equation:
+        For pair i of position m, with (a, b) = (i, i + d/2) for ``pairing="half"`` and
+        (2i, 2i + 1) for ``pairing="interleaved"``:
 
-    Shapes: ``x: [..., T, d_head]``; ``cos``/``sin``: ``[T_max, d_head // 2]`` (first T rows used)
-    or broadcastable to ``[..., T, d_head // 2]`` -> ``[..., T, d_head]``, dtype of x.
+            y_a = x_a cos(m θ_i) − x_b sin(m θ_i)
+            y_b = x_b cos(m θ_i) + x_a sin(m θ_i)
+
+    Args:
+        x: queries or keys, a floating tensor with an even last dimension.
+        cos: cos(m θ_i), floating, broadcastable to ``[..., T, d_head // 2]``.
+        sin: sin(m θ_i), same shape as ``cos``.
+        pairing: ``"half"`` or ``"interleaved"`` (see :data:`PAIRINGS`).
+
+    Returns:
+        The rotated tensor, shape and dtype of ``x``; computed in float32 (float64 for float64
+        ``x``) and rounded once.
+
+    Raises:
+        TypeError: a non-floating ``x``, ``cos`` or ``sin``.
+        ValueError: see :func:`apply_rope`.
+
+    Shapes:
+        x: [..., T, d_head]
+        cos, sin: broadcastable to [..., T, d_head // 2]
+        returns: [..., T, d_head]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
-    cos, sin = _validate_rope_args(x, cos, sin, pairing)
+    _check_rope_args(x, cos, sin, pairing)
+    return _rotate(x, cos, sin, pairing)
+
+
+def _position_rows(table: torch.Tensor, rows: slice, n_pos: int) -> torch.Tensor:
+    """Rows ``rows`` of a table's position axis (dim −2), unless it broadcasts over positions."""
+    return table[..., rows, :] if table.dim() >= 2 and table.shape[-2] == n_pos else table
+
+
+def _apply_rope_cpu(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairing: str
+) -> torch.Tensor:
+    """The fast path of :func:`apply_rope` (CPU, no autograd): a block of positions at a time.
+
+    Each block (about ``_CPU_CHUNK_ELEMENTS`` elements) is upcast if x is 16-bit, rotated with
+    four passes (two ``mul``, two ``addcmul``) into the output (float32/float64 x) or into a
+    float32 scratch block that is rounded once into the output (bf16/fp16 x), so the float32 copies
+    stay in cache and no whole-size float32 temporary exists.
+    """
     compute = _compute_dtype(x)
     c, s = cos.to(compute), sin.to(compute)
-    first, second = _split_pairs(x.to(compute), pairing)  # each [..., T, d_half]
-    rotated_first = first * c - second * s
-    rotated_second = second * c + first * s
-    return _merge_pairs(rotated_first, rotated_second, pairing).to(x.dtype)
-
-
-def _rotate_into(
-    first: torch.Tensor,
-    second: torch.Tensor,
-    c: torch.Tensor,
-    s: torch.Tensor,
-    out_first: torch.Tensor,
-    out_second: torch.Tensor,
-) -> None:
-    """Same-dtype rotation into the output views (no autograd: uses ``out=``), 4 passes."""
-    torch.mul(first, c, out=out_first)
-    out_first.addcmul_(second, s, value=-1.0)  # x_a cos - x_b sin
-    torch.mul(second, c, out=out_second)
-    out_second.addcmul_(first, s)  # x_b cos + x_a sin
-
-
-def _rotate_mixed_into(
-    first: torch.Tensor,
-    second: torch.Tensor,
-    c: torch.Tensor,
-    s: torch.Tensor,
-    out_first: torch.Tensor,
-    out_second: torch.Tensor,
-) -> None:
-    """Low-precision x with float32 ``c``/``s``: every product is promoted to float32 and ``addcmul``
-    finishes the sum in float32 before the one rounding to ``out``'s dtype (no autograd)."""
-    torch.addcmul(torch.mul(first, c), second, s, value=-1.0, out=out_first)
-    torch.addcmul(torch.mul(second, c), first, s, out=out_second)
-
-
-def _rows(table: torch.Tensor, rows: slice, n_pos: int) -> torch.Tensor:
-    """Rows ``rows`` of a table's position axis (dim -2), unless that axis has size 1."""
-    return table[..., rows, :] if table.shape[-2] == n_pos else table
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n_pos = x.shape[-2]
+    step = max(1, _CPU_CHUNK_ELEMENTS // max(1, x.numel() // max(1, n_pos)))
+    for start in range(0, n_pos, step):
+        rows = slice(start, start + step)
+        block = x[..., rows, :].to(compute)  # [..., t, d_head]; a view if x is float32/64
+        target = out[..., rows, :] if x.dtype == compute else torch.empty_like(block)
+        x_a, x_b = _split_pairs(block, pairing)
+        y_a, y_b = _split_pairs(target, pairing)
+        c_rows, s_rows = _position_rows(c, rows, n_pos), _position_rows(s, rows, n_pos)
+        torch.mul(x_a, c_rows, out=y_a)
+        y_a.addcmul_(x_b, s_rows, value=-1.0)  # x_a cos − x_b sin
+        torch.mul(x_b, c_rows, out=y_b)
+        y_b.addcmul_(x_a, s_rows)  # x_b cos + x_a sin
+        if x.dtype != compute:
+            out[..., rows, :] = target  # the one rounding to x's dtype
+    return out
 
 
 def apply_rope(
@@ -355,55 +374,59 @@ def apply_rope(
 ) -> torch.Tensor:
     """Rotate the pairs of ``x`` by the RoPE angles whose cosines and sines are given.
 
-    Equation: for pair i of position m, ``(y_a, y_b) = (x_a cos mθ_i − x_b sin mθ_i,
-    x_b cos mθ_i + x_a sin mθ_i)`` (Su et al. 2021, arXiv:2104.09864). ``pairing="half"`` takes
-    (a, b) = (i, i + d/2) (GPT-NeoX, transformers' LLaMA); ``pairing="interleaved"`` takes
-    (2i, 2i + 1) (RoFormer, Meta LLaMA, GPT-J).
+    ``pairing="half"`` takes (a, b) = (i, i + d/2) (GPT-NeoX, transformers' LLaMA);
+    ``pairing="interleaved"`` takes (2i, 2i + 1) (RoFormer, Meta LLaMA, GPT-J).
+
+    One table contract: ``cos`` and ``sin`` broadcast to ``[..., T, d_head // 2]``, one column per
+    pair, and the caller slices the rows of x's positions (``cos[:T]`` for positions 0 … T−1,
+    ``cos[positions]`` when decoding), as Meta's LLaMA slices ``freqs_cis[start_pos : start_pos +
+    seqlen]``. ``[T, d/2]``, ``[B, 1, T, d/2]`` (per-sequence positions) and ``[d/2]`` (one
+    rotation for every position) all broadcast.
 
     The rotation is computed in float32 (float64 for float64 x) whatever the dtype of x, cos, sin,
     with a single rounding to x's dtype at the end. ``cos``/``sin`` should be float32: a bf16 table
     has already lost precision that no upcast restores.
 
-    Shapes: ``x: [..., T, d_head]`` (e.g. ``[B, H, T, d_head]``); ``cos``, ``sin``: either a 2-D
-    table ``[T_max, d_head // 2]`` with T_max ≥ T (its first T rows are used) or a tensor
-    broadcastable to ``[..., T, d_head // 2]`` (e.g. ``[B, 1, T, d_head // 2]`` for per-sequence
-    positions). A 2-D ``cos`` is always read as a table, so a single row ``[1, d_head // 2]`` does
-    not stretch over T > 1 positions (pass ``cos[0]``, shape ``[d_head // 2]``, for that). Returns
-    ``[..., T, d_head]`` with x's dtype.
+    This is :func:`apply_rope_reference` (tested equal to it) with one fast path: on the CPU and
+    without autograd it rotates a block of positions at a time straight into the output
+    (two ``mul``, two ``addcmul`` per block).
 
-    Raises ``ValueError`` for an odd last dim of x, a table whose last dim is not d_head // 2, a
-    table with fewer than T rows ("positions past the table"), shapes that do not broadcast, or an
-    unknown ``pairing``; ``TypeError`` for non-floating tensors.
+    Equation:
+        For pair i of position m:
 
-    Without autograd this writes straight into the output with four elementwise passes (two
-    ``mul``, two ``addcmul``), fewer memory passes than transformers'
-    ``q * cos + rotate_half(q) * sin``; when a gradient is needed it falls back to
-    :func:`apply_rope_reference`.
+            y_a = x_a cos(m θ_i) − x_b sin(m θ_i)
+            y_b = x_b cos(m θ_i) + x_a sin(m θ_i)
+
+    Args:
+        x: queries or keys, a floating tensor with an even last dimension.
+        cos: cos(m θ_i), floating, broadcastable to ``[..., T, d_head // 2]``.
+        sin: sin(m θ_i), same shape as ``cos``.
+        pairing: ``"half"`` or ``"interleaved"`` (see :data:`PAIRINGS`).
+
+    Returns:
+        The rotated tensor, shape and dtype of ``x``.
+
+    Raises:
+        TypeError: a non-floating ``x``, ``cos`` or ``sin``.
+        ValueError: ``x`` with fewer than 2 dims or an odd last dim; an unknown ``pairing``;
+            ``cos``/``sin`` of different shapes, on another device, whose last dim is not
+            d_head // 2, with fewer rows than T ("positions past the table") or more (slice
+            them), or that do not broadcast to ``[..., T, d_head // 2]``.
+
+    Shapes:
+        x: [..., T, d_head]  (e.g. [B, H, T, d_head])
+        cos, sin: broadcastable to [..., T, d_head // 2]  (e.g. [T, d/2] or [B, 1, T, d/2])
+        returns: [..., T, d_head]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864. Black et al., GPT-NeoX-20B, arXiv:2204.06745.
+        Touvron et al., LLaMA, arXiv:2302.13971.
     """
-    cos, sin = _validate_rope_args(x, cos, sin, pairing)
-    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
-        return apply_rope_reference(x, cos, sin, pairing=pairing)
-
-    compute = _compute_dtype(x)
-    c, s = cos.to(compute), sin.to(compute)
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    if x.dtype == compute:  # float32 / float64: straight into the output
-        _rotate_into(*_split_pairs(x, pairing), c, s, *_split_pairs(out, pairing))
-    elif x.device.type != "cpu":  # bf16 / fp16 on an accelerator: kernels upcast on the fly
-        _rotate_mixed_into(*_split_pairs(x, pairing), c, s, *_split_pairs(out, pairing))
-    else:  # bf16 / fp16 on CPU: upcast a block of positions at a time
-        n_pos = x.shape[-2]
-        step = max(1, _CPU_CHUNK_ELEMENTS // max(1, x.numel() // max(1, n_pos)))
-        for start in range(0, n_pos, step):
-            rows = slice(start, start + step)
-            block = x[..., rows, :].to(compute)  # [..., t, d_head] float32
-            rotated = torch.empty_like(block)
-            c_rows, s_rows = _rows(c, rows, n_pos), _rows(s, rows, n_pos)
-            first, second = _split_pairs(block, pairing)
-            out_first, out_second = _split_pairs(rotated, pairing)
-            _rotate_into(first, second, c_rows, s_rows, out_first, out_second)
-            out[..., rows, :] = rotated  # the one rounding to x's dtype
-    return out
+    _check_rope_args(x, cos, sin, pairing)
+    needs_grad = x.requires_grad or cos.requires_grad or sin.requires_grad
+    if x.device.type == "cpu" and not (torch.is_grad_enabled() and needs_grad):
+        return _apply_rope_cpu(x, cos, sin, pairing)
+    return _rotate(x, cos, sin, pairing)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -530,8 +553,9 @@ def apply_rotary_emb_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.
     check_tensor("freqs_cis", freqs_cis)
     if not freqs_cis.is_complex():
         raise TypeError(f"freqs_cis must be a complex tensor, got dtype {freqs_cis.dtype}")
+    _check_table("freqs_cis", freqs_cis, x)
     d_half = x.shape[-1] // 2
-    freqs = _prepare_table("freqs_cis", freqs_cis, x, d_half).to(torch.complex64)
+    freqs = freqs_cis.to(torch.complex64)
     pairs = x.to(torch.float32).reshape(*x.shape[:-1], d_half, 2)  # [..., T, d_half, 2]
     rotated = torch.view_as_complex(pairs) * freqs  # [..., T, d_half] complex64
     return torch.view_as_real(rotated).flatten(-2).to(x.dtype)  # [..., T, d_head]
@@ -543,21 +567,41 @@ def apply_rotary_emb_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.
 
 
 class RotaryEmbedding(nn.Module):
-    """Rotates queries and keys by RoPE using cached cos/sin tables (non-persistent buffers).
+    """Rotates queries and keys by RoPE, with angles built in float32 for the positions given.
 
-    Equation: ``q'_m = R_m q_m``, ``k'_n = R_n k_n`` with R_m the block rotation by angles m θ_i,
-    θ_i = base^(−2i/d_head), so ``⟨q'_m, k'_n⟩`` depends on m − n only (Su et al. 2021,
-    arXiv:2104.09864).
+    Like transformers' ``LlamaRotaryEmbedding`` (5.x), the module stores only the frequencies, a
+    non-persistent float32 buffer ``inv_freq`` that follows the module's device, and forms
+    ``angles = positions · inv_freq`` in float32 in :meth:`forward`. ``module.to(torch.bfloat16)``
+    casts that buffer as it casts every floating buffer; :meth:`forward` then rebuilds θ in
+    float32 from ``d_head`` and ``base`` (the same values, see :func:`rope_inv_freq`), so the angles
+    never see bfloat16.
 
-    Shapes: ``forward(q, k, positions=None)`` with ``q: [B, H, T, d_head]``,
-    ``k: [B, H_kv, T, d_head]`` and ``positions`` ``None`` (positions 0 … T−1, each of q and k
-    using its own length), an integer tensor ``[T]`` or ``[B, T]`` (same positions for q and k;
-    needed e.g. when decoding with a cache). Returns ``(q', k')`` with the shapes and dtypes of q, k.
-    Positions must lie in ``[0, max_len)``.
+    Equation:
+        q'_m = R_m q_m,  k'_n = R_n k_n,  R_m the block rotation by the angles m θ_i,
+        θ_i = base^(−2i/d_head), so that ⟨q'_m, k'_n⟩ depends on m − n only.
+
+    Args:
+        d_head: head dimension, a positive even int.
+        max_len: the largest position + 1 accepted (positions must lie in ``[0, max_len)``), an
+            int >= 1; nothing of size ``max_len`` is allocated.
+        base: the frequency base, a finite number > 1.
+        pairing: ``"half"`` or ``"interleaved"`` (see :data:`PAIRINGS`).
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: an odd ``d_head``, ``max_len < 1``, ``base <= 1`` or an unknown ``pairing``.
+
+    Shapes:
+        forward(q, k, positions=None):
+        q: [B, H, T, d_head];  k: [B, H_kv, T, d_head]
+        positions: None (0 … T−1, each of q and k using its own T), [T] or [B, T] (the same
+        positions for q and k; needed e.g. when decoding with a cache)
+        returns: (q', k') with the shapes and dtypes of q and k
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
 
-    cos: torch.Tensor
-    sin: torch.Tensor
     inv_freq: torch.Tensor
 
     def __init__(
@@ -568,21 +612,8 @@ class RotaryEmbedding(nn.Module):
         self.max_len = check_positive_int("max_len", max_len)
         self.base = check_base("base", base)
         self.pairing = check_choice("pairing", pairing, PAIRINGS)
-        cos, sin = rope_frequencies(self.d_head, self.max_len, self.base)
+        # [d_half] float32; non-persistent: derived from d_head and base, not a weight
         self.register_buffer("inv_freq", rope_inv_freq(self.d_head, self.base), persistent=False)
-        self.register_buffer("cos", cos, persistent=False)  # [max_len, d_half]
-        self.register_buffer("sin", sin, persistent=False)
-
-    def _apply(self, fn, recurse: bool = True):
-        # ``module.to(torch.bfloat16)`` would also cast the angle tables, the precision loss RoPE
-        # must avoid: follow the device of every move, but rebuild the tables in float32.
-        super()._apply(fn, recurse)
-        if self.cos.dtype != torch.float32:
-            device = self.cos.device
-            cos, sin = rope_frequencies(self.d_head, self.max_len, self.base)
-            self.inv_freq = rope_inv_freq(self.d_head, self.base).to(device)
-            self.cos, self.sin = cos.to(device), sin.to(device)
-        return self
 
     def extra_repr(self) -> str:
         return (
@@ -590,7 +621,21 @@ class RotaryEmbedding(nn.Module):
             f"pairing={self.pairing!r}"
         )
 
-    def _tables(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def float32_inv_freq(self) -> torch.Tensor:
+        """θ_i in float32 on the module's device: the buffer, rebuilt if a cast has rounded it.
+
+        Returns:
+            ``inv_freq`` as float32 (``rope_inv_freq(d_head, base)`` if the buffer is not
+            float32, e.g. after ``module.to(torch.bfloat16)``).
+
+        Shapes:
+            returns: [d_head // 2]
+        """
+        if self.inv_freq.dtype == torch.float32:
+            return self.inv_freq
+        return rope_inv_freq(self.d_head, self.base).to(self.inv_freq.device)
+
+    def _check_positions_in_range(self, positions: torch.Tensor) -> None:
         check_integer_tensor("positions", positions)
         if positions.dim() not in (1, 2):
             raise ValueError(f"positions must be [T] or [B, T], got shape {tuple(positions.shape)}")
@@ -604,16 +649,26 @@ class RotaryEmbedding(nn.Module):
                 f"positions must lie in [0, max_len) = [0, {self.max_len}), got values from "
                 f"{int(positions.min())} to {int(positions.max())}: positions past the table"
             )
-        positions = positions.to(self.cos.device)
-        cos, sin = self.cos[positions], self.sin[positions]  # [T, d_half] or [B, T, d_half]
-        if positions.dim() == 2:
-            cos, sin = cos[:, None], sin[:, None]  # [B, 1, T, d_half]: same for every head
-        return cos, sin
 
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rotate ``q: [B, H, T, d_head]`` and ``k: [B, H_kv, T, d_head]``; see the class doc."""
+        """Rotate ``q: [B, H, T, d_head]`` and ``k: [B, H_kv, T, d_head]``; see the class doc.
+
+        Args:
+            q: queries, floating, last dimension ``d_head``.
+            k: keys, floating, last dimension ``d_head``.
+            positions: None (positions 0 … T−1), or an integer tensor ``[T]`` or ``[B, T]``
+                with values in ``[0, max_len)``.
+
+        Returns:
+            ``(q', k')``, the rotated queries and keys (shapes and dtypes of q and k).
+
+        Raises:
+            TypeError: non-floating q or k, non-integer positions.
+            ValueError: a last dimension other than ``d_head``, T past ``max_len``, positions
+                out of range, of the wrong shape or of another length than T.
+        """
         check_floating("q", q)
         check_floating("k", k)
         for name, t in (("q", q), ("k", k)):
@@ -629,19 +684,58 @@ class RotaryEmbedding(nn.Module):
                         f"{name} has T = {t.shape[-2]} positions but max_len = {self.max_len}: "
                         "positions past the table"
                     )
-            cos, sin = self.cos.to(q.device), self.sin.to(q.device)
+            n_q, n_k = q.shape[-2], k.shape[-2]
+            positions = torch.arange(max(n_q, n_k), device=q.device)  # [T]
+            angles = rope_angles(positions, self.float32_inv_freq().to(q.device))  # [T, d_half]
+            cos, sin = angles.cos(), angles.sin()
             return (
-                apply_rope(q, cos, sin, pairing=self.pairing),
-                apply_rope(k, cos.to(k.device), sin.to(k.device), pairing=self.pairing),
+                apply_rope(q, cos[:n_q], sin[:n_q], pairing=self.pairing),
+                apply_rope(k, cos[:n_k].to(k.device), sin[:n_k].to(k.device), pairing=self.pairing),
             )
-        cos, sin = self._tables(positions)
+        self._check_positions_in_range(positions)
         for name, t in (("q", q), ("k", k)):
             if t.shape[-2] != positions.shape[-1]:
                 raise ValueError(
                     f"{name} has T = {t.shape[-2]} positions but positions has "
                     f"{positions.shape[-1]} entries"
                 )
+        positions = positions.to(q.device)
+        angles = rope_angles(positions, self.float32_inv_freq().to(q.device))  # [(B,) T, d_half]
+        if positions.dim() == 2:
+            angles = angles[:, None]  # [B, 1, T, d_half]: the same for every head
+        cos, sin = angles.cos(), angles.sin()
         return (
-            apply_rope(q, cos.to(q.device), sin.to(q.device), pairing=self.pairing),
+            apply_rope(q, cos, sin, pairing=self.pairing),
             apply_rope(k, cos.to(k.device), sin.to(k.device), pairing=self.pairing),
         )
+
+
+def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
+    """Wavelength of each RoPE pair in tokens: how far the position moves for one full turn.
+
+    Computed in float64 from the unrounded inverse frequencies, so every chapter and figure shows
+    the same wavelength for the same pair (round only for display).
+
+    Equation:
+        λ_i = 2π / θ_i
+
+    Args:
+        inv_freq: inverse frequencies θ_i > 0 (e.g. :func:`rope_inv_freq`), any floating dtype.
+
+    Returns:
+        The wavelengths, float64.
+
+    Raises:
+        TypeError: ``inv_freq`` is not a floating tensor.
+        ValueError: a value is <= 0 or not finite (checked on the CPU).
+
+    Shapes:
+        inv_freq: [...] -> [...]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
+    """
+    inv_freq = check_finite("inv_freq", check_floating("inv_freq", inv_freq))
+    if values_checkable(inv_freq) and not bool((inv_freq > 0).all()):
+        raise ValueError("inv_freq must be > 0 everywhere to have a finite wavelength")
+    return 2.0 * torch.pi / inv_freq.to(torch.float64)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lib.mrope import (
+    SegmentSpan,
     mrope_angles,
     mrope_position_ids,
     mrope_slot_axes,
+    segment_spans,
     vision_axial_inv_freq,
     with_vision_markers,
 )
@@ -609,3 +613,60 @@ def test_vision_axial_inv_freq_errors():
         vision_axial_inv_freq(16, 0.0)
     with pytest.raises(TypeError, match="d_head"):
         vision_axial_inv_freq(16.0)
+
+
+# ------------------------------------------------------------------ segment_spans
+
+
+def test_segment_spans_counts_merged_tokens_in_order():
+    spans = segment_spans([("text", 3), ("video", (3, 4, 6)), ("image", (1, 2, 2))])
+    assert spans == [
+        SegmentSpan("text", 0, 3, None),
+        SegmentSpan("video", 3, 3 + 3 * 2 * 3, (3, 2, 3)),
+        SegmentSpan("image", 21, 22, (1, 1, 1)),
+    ]
+    assert segment_spans([("image", (1, 3, 3))], spatial_merge_size=1)[0].stop == 9
+
+
+@given(
+    grids=st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=4
+    ),
+    text=st.integers(1, 5),
+)
+def test_segment_spans_tile_the_sequence(grids, text):
+    segments = []
+    for t, h, w in grids:
+        segments += [("text", text), ("video", (t, 2 * h, 2 * w))]
+    spans = segment_spans(segments)
+    assert spans[0].start == 0
+    assert all(a.stop == b.start for a, b in itertools.pairwise(spans))
+    assert spans[-1].stop == len(grids) * text + sum(t * h * w for t, h, w in grids)
+
+
+def test_segment_spans_rejects_bad_segments():
+    with pytest.raises(ValueError, match="kind"):
+        segment_spans([("audio", 3)])
+    with pytest.raises(ValueError, match="divisible"):
+        segment_spans([("image", (1, 3, 4))])
+    with pytest.raises(TypeError, match="patch grid"):
+        segment_spans([("image", (4, 4))])
+    with pytest.raises(ValueError, match="segments"):
+        segment_spans([])
+    with pytest.raises(TypeError, match="segments"):
+        segment_spans([3])
+    with pytest.raises(TypeError, match="text length"):
+        segment_spans([("text", 2.5)])
+    with pytest.raises(ValueError, match="spatial_merge_size"):
+        segment_spans([("text", 2)], spatial_merge_size=0)
+
+
+def test_segment_spans_match_the_position_ids():
+    """Every span's tokens are where mrope_position_ids puts that segment (text: equal rows)."""
+    ids = mrope_position_ids(EXAMPLE)
+    spans = segment_spans(EXAMPLE)
+    assert spans[-1].stop == ids.shape[1]
+    for span in spans:
+        block = ids[:, span.start : span.stop]
+        equal_rows = bool((block[0] == block[1]).all() and (block[1] == block[2]).all())
+        assert equal_rows == (span.kind == "text")
