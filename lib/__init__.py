@@ -5,7 +5,9 @@ One module per topic:
 - :mod:`lib.embeddings` — token-ID lookup, one-hot, embedding-table memory arithmetic.
 - :mod:`lib.similarity` — cosine similarity, nearest neighbours and PCA, in one place.
 - :mod:`lib.corpus` — a small generated corpus with known structure (royalty, capitals, tense, "bank").
+- :mod:`lib.vocab` — word vocabularies, token streams and training histories shared by the trainers.
 - :mod:`lib.word2vec` — skip-gram with negative sampling, nearest neighbours, analogies.
+- :mod:`lib.fasttext` — fastText: skip-gram word vectors built from character n-grams.
 - :mod:`lib.glove` — co-occurrence counts and the GloVe objective.
 - :mod:`lib.count_vectors` — count-based vectors (PPMI and truncated SVD).
 - :mod:`lib.pretrained` — all-MiniLM-L6-v2 loaded offline from an installed package.
@@ -19,6 +21,7 @@ One module per topic:
 - :mod:`lib.relative` — relative position biases: Shaw et al.'s clipped embeddings, T5's buckets.
 - :mod:`lib.alibi` — attention with linear biases.
 - :mod:`lib.attention` — a minimal scaled dot-product attention.
+- :mod:`lib._checks` — the argument checks every public function uses (clear TypeError/ValueError).
 - :mod:`lib.lab` — tiny models for the length-extrapolation lab.
 - :mod:`lib.exercises` — the checkers behind every chapter's exercises.
 - :mod:`lib.book` — bookkeeping: numbers glued into the prose (a no-op outside the book's build).

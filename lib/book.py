@@ -38,6 +38,9 @@ def glue(name: str, value: Any, display: bool = False) -> None:
 def glue_all(values: dict[str, Any]) -> None:
     """Glue every ``name: value`` of ``values`` (one bookkeeping call per cell).
 
+    Args:
+        values: ``{name: value}``, each glued as :func:`glue` does.
+
     Raises:
         TypeError: ``values`` is not a dict.
     """

@@ -263,7 +263,7 @@ def generate_corpus(n_sentences: int = 5_000, seed: int = 0) -> list[list[str]]:
     then a word of interest, then one attribute of that word and a template expressing it (see
     :data:`CORPUS_STRUCTURE`). Words are lower-case and split on spaces; there is no punctuation.
 
-    The structure mirrors what skip-gram learns (Mikolov et al. 2013, arXiv 1301.3781): a word's
+    The structure mirrors what skip-gram learns (Mikolov et al. 2013): a word's
     vector encodes the distribution of its contexts, and here every word's contexts are a mixture of
     its attributes' contexts, so attribute differences become (approximately) constant offsets.
 
@@ -273,6 +273,14 @@ def generate_corpus(n_sentences: int = 5_000, seed: int = 0) -> list[list[str]]:
 
     Returns:
         ``list[list[str]]``: ``n_sentences`` sentences, each a list of tokens.
+
+    Raises:
+        TypeError: ``n_sentences`` or ``seed`` is not an int.
+        ValueError: ``n_sentences < 1`` or ``seed < 0``.
+
+    References:
+        Mikolov et al., Efficient Estimation of Word Representations in Vector Space,
+        arXiv:1301.3781.
     """
     n_sentences = check_positive_int("n_sentences", n_sentences)
     seed = check_int("seed", seed, minimum=0)

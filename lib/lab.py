@@ -6,18 +6,18 @@ thing that changes between runs is how it learns about positions, chosen by name
 :data:`POSITION_SCHEMES`:
 
 - ``"none"``: no positional information (NoPE), only the causal mask (Kazemnejad et al. 2023,
-  arXiv 2305.19466); acts on nothing.
+  arXiv:2305.19466); acts on nothing.
 - ``"sinusoidal"``: fixed sin/cos vectors added to the token embeddings (Vaswani et al. 2017,
-  arXiv 1706.03762); acts on the input.
+  arXiv:1706.03762); acts on the input.
 - ``"learned"``: a trained table of position vectors added to the input (GPT-2; Devlin et al.
-  2019, arXiv 1810.04805); acts on the input.
-- ``"rope"``: rotary embedding of q and k (Su et al. 2021, arXiv 2104.09864); acts on q and k.
+  2019, arXiv:1810.04805); acts on the input.
+- ``"rope"``: rotary embedding of q and k (Su et al. 2021, arXiv:2104.09864); acts on q and k.
 - ``"rope+pi"``: the ``"rope"`` model evaluated with linear position interpolation (Chen et al.
-  2023, arXiv 2306.15595); acts on q and k.
-- ``"alibi"``: a linear distance penalty on the scores (Press et al. 2022, arXiv 2108.12409); acts
+  2023, arXiv:2306.15595); acts on q and k.
+- ``"alibi"``: a linear distance penalty on the scores (Press et al. 2022, arXiv:2108.12409); acts
   on the scores.
-- ``"t5"``: T5's learned, bucketed relative bias on the scores (Raffel et al. 2020, arXiv
-  1910.10683), from :mod:`lib.relative`; acts on the scores.
+- ``"t5"``: T5's learned, bucketed relative bias on the scores (Raffel et al. 2020,
+  arXiv:1910.10683), from :mod:`lib.relative`; acts on the scores.
 
 The task (:func:`induction_batch`): each sequence repeats a random block of ``n`` distinct tokens
 (``x_t = a_{t mod n}``), with ``n`` drawn per sequence from ``L/4 .. L/2``. After the first block
@@ -36,6 +36,18 @@ and fine-tunes position interpolation at ``2L``. :func:`head_scores` and
 Training and evaluation run single-threaded (:func:`single_thread`): with several threads the
 matrix products add in an order that depends on the thread count, the last bits of every step
 differ, and after hundreds of steps a notebook re-run on another machine would print other digits.
+
+References:
+    Kazemnejad et al., The Impact of Positional Encoding on Length Generalization in Transformers,
+    arXiv:2305.19466.
+    Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
+    Devlin et al., BERT, arXiv:1810.04805.
+    Su et al., RoFormer, arXiv:2104.09864.
+    Chen et al., Extending Context Window of Large Language Models via Positional Interpolation,
+    arXiv:2306.15595.
+    Press et al., Train Short, Test Long (ALiBi), arXiv:2108.12409.
+    Raffel et al., Exploring the Limits of Transfer Learning (T5), arXiv:1910.10683.
+    Olsson et al., In-context Learning and Induction Heads, arXiv:2209.11895.
 """
 
 from __future__ import annotations
@@ -45,12 +57,20 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Literal, overload
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lib._checks import check_choice, check_int, check_positive_float, check_positive_int
+from lib._checks import (
+    check_choice,
+    check_int,
+    check_integer_tensor,
+    check_positive_float,
+    check_positive_int,
+    check_token_ids,
+)
 from lib.alibi import alibi_bias
 from lib.attention import SelfAttention
 from lib.learned import LearnedPositionalEmbedding
@@ -165,7 +185,10 @@ def induction_batch(
     ``x_{t+1}`` for ``n <= t < T−1`` (predictable by induction: the token after the previous
     occurrence of ``x_t``, which is at ``t − n``) and :data:`IGNORE_INDEX` for the first block, whose
     next tokens are random. This is the "repeated random tokens" probe of induction heads (Olsson
-    et al. 2022, arXiv 2209.11895) with a random period, so that no fixed offset solves it.
+    et al. 2022) with a random period, so that no fixed offset solves it.
+
+    Equation:
+        input_ids[b, t] = a_b[t mod n_b];  targets[b, t] = x_{t+1} if n_b <= t < T − 1, else −100
 
     Args:
         batch_size: ``B``, an int >= 1.
@@ -184,6 +207,12 @@ def induction_batch(
         TypeError: an argument has the wrong type (e.g. ``generator`` is not a torch.Generator).
         ValueError: ``batch_size < 1``, ``seq_len < 4``, ``vocab_size`` smaller than the longest
             period, or a ``period_range`` outside ``1 <= n_min <= n_max <= T / 2``.
+
+    Shapes:
+        input_ids, targets: [B, T]; periods: [B]
+
+    References:
+        Olsson et al., In-context Learning and Induction Heads, arXiv:2209.11895.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_int("seq_len", seq_len, minimum=4)
@@ -229,15 +258,29 @@ def earliest_answer_key(periods: torch.Tensor, seq_len: int) -> torch.Tensor:
     At query position ``t`` of a sequence with period ``n`` the answer is ``x_{t+1}``; a key ``j``
     holds it for an induction head when its previous token matches the query, ``x_{j−1} = x_t``,
     i.e. ``j ≡ t + 1 (mod n)`` with ``1 <= j <= t``. The earliest such key is ``(t mod n) + 1``
-    (Olsson et al. 2022, arXiv 2209.11895, describe the mechanism). Shapes: ``periods: [B]`` →
-    ``[B, T]`` long.
+    (Olsson et al. 2022 describe the mechanism).
+
+    Equation:
+        key[b, t] = (t mod periods[b]) + 1
+
+    Args:
+        periods: the period ``n`` of each sequence, an integer tensor with values >= 1.
+        seq_len: ``T``, an int >= 1.
+
+    Returns:
+        The earliest answer key of every query position, a long tensor.
 
     Raises:
         TypeError: ``periods`` is not an integer tensor.
         ValueError: ``periods`` is not 1-D or holds a value < 1; ``seq_len < 1``.
+
+    Shapes:
+        periods: [B] -> [B, T]
+
+    References:
+        Olsson et al., In-context Learning and Induction Heads, arXiv:2209.11895.
     """
-    if not isinstance(periods, torch.Tensor) or periods.is_floating_point():
-        raise TypeError(f"periods must be an integer tensor [B], got {type(periods).__name__}")
+    periods = check_integer_tensor("periods", periods)
     if periods.dim() != 1 or (periods.numel() and int(periods.min()) < 1):
         raise ValueError(f"periods must be 1-D with values >= 1, got shape {list(periods.shape)}")
     seq_len = check_positive_int("seq_len", seq_len)
@@ -248,6 +291,14 @@ def earliest_answer_key(periods: torch.Tensor, seq_len: int) -> torch.Tensor:
 # --------------------------------------------------------------------------------------------
 # Position schemes (one registry, one constructor signature)
 # --------------------------------------------------------------------------------------------
+
+
+def _check_heads(d_model: int, n_heads: int) -> None:
+    """Raise ``ValueError`` unless ``d_model`` splits into ``n_heads`` heads of equal width."""
+    if d_model % n_heads:
+        raise ValueError(
+            f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}"
+        )
 
 
 class PositionScheme(nn.Module):
@@ -287,10 +338,7 @@ class PositionScheme(nn.Module):
         self.max_len = check_positive_int("max_len", max_len)
         self.train_len = check_positive_int("train_len", train_len)
         self.base = check_positive_float("base", base)
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}"
-            )
+        _check_heads(self.d_model, self.n_heads)
         if self.train_len > self.max_len:
             raise ValueError(f"train_len must be <= max_len={max_len}, got {train_len}")
         self.d_head = self.d_model // self.n_heads
@@ -315,18 +363,35 @@ class NoPositions(PositionScheme):
     """NoPE: no position signal at all; only the causal mask breaks the symmetry.
 
     A causal decoder without positional encoding is not permutation-equivariant (each token sees a
-    different prefix), and Kazemnejad et al. 2023 (arXiv 2305.19466) show it can represent both
-    absolute and relative positions. Shapes: :meth:`embed` is the identity on ``[B, T, D]``.
+    different prefix), and Kazemnejad et al. 2023 show it can represent both absolute and relative
+    positions.
+
+    Shapes:
+        embed: x: [B, T, D] -> [B, T, D] (the identity)
+
+    References:
+        Kazemnejad et al., The Impact of Positional Encoding on Length Generalization in Transformers,
+        arXiv:2305.19466.
     """
 
 
 class SinusoidalPositions(PositionScheme):
-    """Fixed sinusoidal vectors added to the input: ``h_t = E[x_t] + PE[t]``.
+    """Fixed sinusoidal vectors added to the input, from :func:`lib.sinusoidal.sinusoidal_pe`.
 
-    ``PE[t, 2i] = sin(t / base^(2i/D))``, ``PE[t, 2i+1] = cos(t / base^(2i/D))`` from
-    :func:`lib.sinusoidal.sinusoidal_pe` (Vaswani et al. 2017, arXiv 1706.03762, section 3.5).
     Defined for every position, so any length runs; positions past ``train_len`` were never seen.
-    Shapes: ``x: [B, T, D] → [B, T, D]``.
+
+    Equation:
+        h_t = E[x_t] + PE[t]
+        PE[t, 2i] = sin(t / base^(2i/D)),  PE[t, 2i+1] = cos(t / base^(2i/D))
+
+    Raises:
+        ValueError: ``d_model`` is odd (and the errors of :class:`PositionScheme`).
+
+    Shapes:
+        embed: x: [B, T, D] -> [B, T, D]
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762 (section 3.5).
     """
 
     acts_on = "input"
@@ -346,13 +411,21 @@ class SinusoidalPositions(PositionScheme):
 
 
 class LearnedPositions(PositionScheme):
-    """A learned table of ``max_len`` position vectors added to the input: ``h_t = E[x_t] + P[t]``.
+    """A learned table of ``max_len`` position vectors added to the input.
 
-    :class:`lib.learned.LearnedPositionalEmbedding` (GPT-2 style, rows start as N(0, 0.02²);
-    Devlin et al. 2019, arXiv 1810.04805). Rows ``train_len .. max_len−1`` exist but never get a
-    gradient while training at ``train_len``: with Adam and no weight decay they keep their
-    random initial values, so evaluating past ``train_len`` uses untrained vectors. Past
-    ``max_len`` the table raises ``ValueError``. Shapes: ``x: [B, T, D] → [B, T, D]``.
+    :class:`lib.learned.LearnedPositionalEmbedding` (GPT-2 style, rows start as N(0, 0.02²)). Rows
+    ``train_len .. max_len−1`` exist but never get a gradient while training at ``train_len``: with
+    Adam and no weight decay they keep their random initial values, so evaluating past
+    ``train_len`` uses untrained vectors. Past ``max_len`` the table raises ``ValueError``.
+
+    Equation:
+        h_t = E[x_t] + P[t]
+
+    Shapes:
+        embed: x: [B, T, D] -> [B, T, D]; table: [max_len, D]
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
 
     acts_on = "input"
@@ -369,10 +442,21 @@ class LearnedPositions(PositionScheme):
 class RotaryPositions(PositionScheme):
     """RoPE: rotate each ``(i, i + d_head/2)`` pair of ``q`` and ``k`` by ``t · θ_i``.
 
-    ``θ_i = base^(−2i/d_head)``; angles from :func:`lib.rope.rope_angles` (float32), rotation by
-    :func:`lib.rope.apply_rope` with ``pairing="half"`` (Su et al. 2021, arXiv 2104.09864; the
-    GPT-NeoX / Hugging Face LLaMA layout). The score of query ``m`` and key ``n`` then depends on
-    ``m − n`` only. Shapes: the callable maps ``[B, H, T, d_head] → [B, H, T, d_head]``.
+    Angles from :func:`lib.rope.rope_angles` (float32), rotation by :func:`lib.rope.apply_rope` with
+    ``pairing="half"`` (the GPT-NeoX / Hugging Face LLaMA layout). The score of query ``m`` and key
+    ``n`` then depends on ``m − n`` only.
+
+    Equation:
+        θ_i = base^(−2i/d_head),  angle[t, i] = t · θ_i
+
+    Raises:
+        ValueError: ``d_head = d_model / n_heads`` is odd (and the errors of :class:`PositionScheme`).
+
+    Shapes:
+        rotary(T): [B, H, T, d_head] -> [B, H, T, d_head]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
 
     acts_on = "q/k"
@@ -383,7 +467,11 @@ class RotaryPositions(PositionScheme):
             raise ValueError(f"d_head = d_model / n_heads must be even for RoPE, got {self.d_head}")
 
     def scaling(self, seq_len: int) -> tuple[torch.Tensor, float]:
-        """``(inv_freq [d_head/2], attention_factor)`` used at ``seq_len`` (here: the default)."""
+        """``(inv_freq, attention_factor)`` used at ``seq_len`` (here: the default frequencies).
+
+        Shapes:
+            inv_freq: [d_head/2]
+        """
         return ROPE_SCALING["default"](self.d_head, self.base)
 
     def rotary(self, seq_len: int) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -402,12 +490,21 @@ class RotaryPositions(PositionScheme):
 class InterpolatedRotaryPositions(RotaryPositions):
     """RoPE evaluated with linear position interpolation (PI) past the training length.
 
-    At length ``T > train_len`` the positions are squeezed by ``factor = T / train_len``:
-    ``θ_i → θ_i / factor`` (``ROPE_SCALING["linear"]``, Chen et al. 2023, arXiv 2306.15595), so
-    every angle stays inside the range seen in training; at ``T <= train_len`` it is plain RoPE.
-    Chen et al. fine-tune briefly after interpolating; this scheme does not, it reuses the
-    ``"rope"`` weights as they are (``shares_training_with = "rope"``). Shapes: as
-    :class:`RotaryPositions`.
+    At length ``T > train_len`` the positions are squeezed by ``factor = T / train_len``
+    (``ROPE_SCALING["linear"]``), so every angle stays inside the range seen in training; at
+    ``T <= train_len`` it is plain RoPE. Chen et al. fine-tune briefly after interpolating; this
+    scheme does not, it reuses the ``"rope"`` weights as they are (``shares_training_with =
+    "rope"``).
+
+    Equation:
+        θ_i → θ_i / factor,  factor = T / train_len  (T > train_len)
+
+    Shapes:
+        as :class:`RotaryPositions`
+
+    References:
+        Chen et al., Extending Context Window of Large Language Models via Positional Interpolation,
+        arXiv:2306.15595.
     """
 
     shares_training_with = "rope"
@@ -419,11 +516,18 @@ class InterpolatedRotaryPositions(RotaryPositions):
 
 
 class ALiBiPositions(PositionScheme):
-    """ALiBi: add ``−m_h · (i − j)`` to the score of query ``i`` and key ``j`` in head ``h``.
+    """ALiBi: a fixed linear distance penalty on the scores, from :func:`lib.alibi.alibi_bias`.
 
-    The bias (with ``−inf`` for ``j > i``) is :func:`lib.alibi.alibi_bias`; the slopes ``m_h``
-    are fixed (Press et al. 2022, arXiv 2108.12409). No parameters, no position vectors.
-    Shapes: :meth:`bias` returns ``[H, T, T]``.
+    The slopes ``m_h`` are fixed; no parameters, no position vectors.
+
+    Equation:
+        bias[h, i, j] = −m_h · (i − j)  for j <= i,  −inf for j > i
+
+    Shapes:
+        bias(T): [H, T, T]
+
+    References:
+        Press et al., Train Short, Test Long (ALiBi), arXiv:2108.12409.
     """
 
     acts_on = "scores"
@@ -436,12 +540,20 @@ class T5BiasPositions(PositionScheme):
     """T5's bucketed relative bias: add a learned scalar ``b_h(bucket(j − i))`` to the scores.
 
     :class:`lib.relative.T5RelativeBias` in its decoder form (``bidirectional=False``) with T5's
-    32 buckets and ``max_distance`` 128 (Raffel et al. 2020, arXiv 1910.10683, section 2.1):
-    distances 0–15 get a bucket each, longer ones share logarithmically wider buckets, and from
-    128 on all share the last. One table of ``[32, n_heads]`` scalars is shared by every layer,
-    as in T5. It starts as N(0, d_model^−1), transformers' T5 initialisation (``factor = 1``).
-    Buckets of distances never seen in training keep their initial values. Shapes:
-    :meth:`bias` returns ``[H, T, T]`` with ``−inf`` above the diagonal.
+    32 buckets and ``max_distance`` 128 (section 2.1 of the paper): distances 0–15 get a bucket
+    each, longer ones share logarithmically wider buckets, and from 128 on all share the last. One
+    table of ``[32, n_heads]`` scalars is shared by every layer, as in T5. It starts as
+    N(0, d_model^−1), transformers' T5 initialisation (``factor = 1``). Buckets of distances never
+    seen in training keep their initial values.
+
+    Equation:
+        bias[h, i, j] = b_h(bucket(j − i))  for j <= i,  −inf for j > i
+
+    Shapes:
+        bias(T): [H, T, T]
+
+    References:
+        Raffel et al., Exploring the Limits of Transfer Learning (T5), arXiv:1910.10683.
     """
 
     acts_on = "scores"
@@ -489,12 +601,13 @@ POSITION_SCHEMES: dict[str, type[PositionScheme]] = {
 class TinyDecoder(nn.Module):
     """A tiny decoder-only, attention-only transformer with a pluggable position scheme.
 
-    ``h⁰ = scheme.embed(E[x])``; for each layer ``hˡ = hˡ⁻¹ + Attn(LN(hˡ⁻¹))`` (pre-LN, causal,
-    :class:`lib.attention.SelfAttention`, Vaswani et al. 2017, arXiv 1706.03762); logits
-    ``= W_out · LN(h)``. No MLP blocks: two attention layers are enough for an induction head
-    (Olsson et al. 2022, arXiv 2209.11895). Token embeddings start as N(0, 1) (PyTorch's
-    default), the same scale as the sinusoidal vectors. Parameters other than the scheme's are
-    created first, so with the same seed every scheme starts from the same weights.
+    Pre-LN causal attention layers (:class:`lib.attention.SelfAttention`). No MLP blocks: two
+    attention layers are enough for an induction head (Olsson et al. 2022). Token embeddings start
+    as N(0, 1) (PyTorch's default), the same scale as the sinusoidal vectors. Parameters other than
+    the scheme's are created first, so with the same seed every scheme starts from the same weights.
+
+    Equation:
+        h⁰ = scheme.embed(E[x]);  hˡ = hˡ⁻¹ + Attn(LN(hˡ⁻¹));  logits = W_out · LN(h)
 
     Args:
         vocab_size: number of token ids, an int >= 1.
@@ -506,13 +619,17 @@ class TinyDecoder(nn.Module):
         train_len: the training length (used by ``"rope+pi"``), an int >= 1.
         base: frequency base of sinusoidal and rotary schemes, a real number > 0.
 
-    Shapes:
-        ``input_ids: [B, T]`` integer  →  logits ``[B, T, vocab_size]``.
-
     Raises:
         TypeError: an argument has the wrong type; ``input_ids`` is not an integer tensor.
         ValueError: ``scheme`` unknown, a size < 1, ``d_model`` not divisible by ``n_heads``;
             (forward) ``input_ids`` not 2-D, a token id out of range, or (learned) ``T > max_len``.
+
+    Shapes:
+        input_ids: [B, T] integer -> logits: [B, T, vocab_size]
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
+        Olsson et al., In-context Learning and Induction Heads, arXiv:2209.11895.
     """
 
     def __init__(
@@ -545,17 +662,26 @@ class TinyDecoder(nn.Module):
         )
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """``input_ids: [B, T]`` → next-token logits ``[B, T, vocab_size]``."""
-        if not isinstance(input_ids, torch.Tensor) or input_ids.is_floating_point():
-            got = input_ids.dtype if isinstance(input_ids, torch.Tensor) else type(input_ids)
-            raise TypeError(f"input_ids must be an integer tensor [B, T], got {got}")
+        """Next-token logits of ``input_ids``.
+
+        Args:
+            input_ids: token ids in ``[0, vocab_size)``, an integer tensor.
+
+        Returns:
+            The logits.
+
+        Raises:
+            TypeError: ``input_ids`` is not an integer tensor.
+            ValueError: ``input_ids`` is not 2-D, holds an id out of range, or (learned positions) is
+                longer than ``max_len``.
+
+        Shapes:
+            input_ids: [B, T] -> [B, T, vocab_size]
+        """
+        input_ids = check_integer_tensor("input_ids", input_ids)
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be [B, T], got shape {list(input_ids.shape)}")
-        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= self.vocab_size):
-            raise ValueError(
-                f"input_ids must hold token ids in 0..{self.vocab_size - 1} "
-                f"(vocab_size={self.vocab_size})"
-            )
+        check_token_ids(input_ids, self.vocab_size, "input_ids")
         seq_len = input_ids.shape[1]
         h = self.positions.embed(self.embed_tokens(input_ids))  # [B, T, D]
         rotary = self.positions.rotary(seq_len)
@@ -633,10 +759,7 @@ class LabConfig:
             )
         for k in self.eval_multiples:
             check_positive_int("eval_multiples entries", k)
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"d_model must be divisible by n_heads, got {self.d_model} and {self.n_heads}"
-            )
+        _check_heads(self.d_model, self.n_heads)
         needed = self.max_len // 2
         if self.vocab_size < needed:
             raise ValueError(
@@ -956,20 +1079,41 @@ DYNAMIC_FACTOR = 2.0
 def scaled_rope_frequencies(
     method: str, d_head: int, base: float, *, seq_len: int, train_len: int
 ) -> tuple[torch.Tensor, float]:
-    """``(inv_freq [d_head/2], attention_factor)`` of a RoPE scaling method at length ``seq_len``.
+    """``(inv_freq, attention_factor)`` of a RoPE scaling method at length ``seq_len``.
 
     The factor is ``s = seq_len / train_len`` (the method is told the length it must reach); up
-    to ``train_len`` every method gives the default frequencies. Settings: ``"linear"`` (PI,
-    Chen et al. 2023, arXiv 2306.15595) and ``"ntk"`` with factor ``s``; ``"dynamic"`` with the
-    configured factor :data:`DYNAMIC_FACTOR` and the current length ``seq_len`` (its base grows
-    with the length); ``"yarn"`` (Peng et al. 2023, arXiv 2309.00071) with factor ``s``,
-    original length ``train_len`` and the default β's; ``"llama3"`` (arXiv 2407.21783) with factor
-    ``s``, Llama 3.1's low/high frequency factors 1 and 4 and original length ``train_len``. All
-    come from :data:`lib.rope_scaling.ROPE_SCALING`.
+    to ``train_len`` every method gives the default frequencies. Settings: ``"linear"`` (PI) and
+    ``"ntk"`` with factor ``s``; ``"dynamic"`` with the configured factor :data:`DYNAMIC_FACTOR` and
+    the current length ``seq_len`` (its base grows with the length); ``"yarn"`` with factor ``s``,
+    original length ``train_len`` and the default β's; ``"llama3"`` with factor ``s``, Llama 3.1's
+    low/high frequency factors 1 and 4 and original length ``train_len``. All come from
+    :data:`lib.rope_scaling.ROPE_SCALING`.
+
+    Equation:
+        s = seq_len / train_len  (methods other than "dynamic", seq_len > train_len)
+
+    Args:
+        method: ``"default"`` or one of :data:`ZERO_SHOT_SCALING`.
+        d_head: the head width.
+        base: the RoPE base.
+        seq_len: the evaluation length, an int >= 1.
+        train_len: the training length, an int >= 1.
+
+    Returns:
+        ``(inv_freq, attention_factor)``.
 
     Raises:
         ValueError: ``method`` is not ``"default"`` or one of :data:`ZERO_SHOT_SCALING`; a size
             is < 1.
+
+    Shapes:
+        inv_freq: [d_head/2]
+
+    References:
+        Chen et al., Extending Context Window of Large Language Models via Positional Interpolation,
+        arXiv:2306.15595.
+        Peng et al., YaRN, arXiv:2309.00071.
+        Grattafiori et al., The Llama 3 Herd of Models, arXiv:2407.21783.
     """
     check_choice("method", method, ("default", *ZERO_SHOT_SCALING))
     seq_len = check_positive_int("seq_len", seq_len)
@@ -1029,13 +1173,12 @@ class DecoderEnsemble:
         config: a :class:`LabConfig` (sizes; its ``seed`` is ignored).
         seeds: one initialisation seed per model (:func:`build_decoder` with that seed).
 
-    Shapes:
-        ``input_ids: [S, B, T]`` (or ``[B, T]``, shared by every model) → logits
-        ``[S, B, T, vocab_size]``.
-
     Raises:
         TypeError: ``config`` is not a :class:`LabConfig`; ``seeds`` not a tuple of ints.
         ValueError: unknown scheme, no seeds, a repeated or negative seed.
+
+    Shapes:
+        input_ids: [S, B, T] (or [B, T], shared by every model) -> logits: [S, B, T, vocab_size]
     """
 
     def __init__(self, scheme: str, config: LabConfig, seeds: tuple[int, ...]) -> None:
@@ -1106,6 +1249,26 @@ class DecoderEnsemble:
         angles = rope_angles(torch.arange(seq_len), inv_freq)  # [T, d_head/2] float32
         return angles.cos() * attention_factor, angles.sin() * attention_factor
 
+    @overload
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        rope: tuple[torch.Tensor, float] | None = ...,
+        keep_pairs: torch.Tensor | None = ...,
+        return_attention: Literal[False] = ...,
+    ) -> torch.Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        rope: tuple[torch.Tensor, float] | None = ...,
+        keep_pairs: torch.Tensor | None = ...,
+        return_attention: Literal[True],
+    ) -> tuple[torch.Tensor, list[AttentionRecord]]: ...
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -1126,13 +1289,19 @@ class DecoderEnsemble:
                 scores). ``None`` keeps everything.
             return_attention: also return one :class:`AttentionRecord` per layer.
 
+        Returns:
+            The logits, or ``(logits, records)`` with ``return_attention``.
+
         Raises:
             TypeError: ``input_ids`` is not an integer tensor.
             ValueError: wrong shape, an id out of range, ``T`` past a learned table, or ``rope``
                 given for a scheme without RoPE.
+
+        Shapes:
+            input_ids: [S, B, T] or [B, T] -> logits: [S, B, T, V]
+            keep_pairs: [n_layers, d_head/2]
         """
-        if not isinstance(input_ids, torch.Tensor) or input_ids.is_floating_point():
-            raise TypeError("input_ids must be an integer tensor [S, B, T] or [B, T]")
+        input_ids = check_integer_tensor("input_ids", input_ids)
         if input_ids.dim() == 2:
             input_ids = input_ids.expand(self.n_models, *input_ids.shape)
         if input_ids.dim() != 3 or input_ids.shape[0] != self.n_models:
@@ -1140,9 +1309,7 @@ class DecoderEnsemble:
                 f"input_ids must be [S={self.n_models}, B, T] or [B, T], "
                 f"got {list(input_ids.shape)}"
             )
-        vocab = self.config.vocab_size
-        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab):
-            raise ValueError(f"input_ids must hold token ids in 0..{vocab - 1}")
+        check_token_ids(input_ids, self.config.vocab_size, "input_ids")
         positions = self.template.positions
         if rope is not None and not isinstance(positions, RotaryPositions):
             raise ValueError(f"rope is only for RoPE schemes, not {self.scheme!r}")
@@ -1159,21 +1326,23 @@ class DecoderEnsemble:
         else:
             h = positions.embed(h.flatten(0, 1)).view_as(h)  # sinusoidal adds [T, D]
         tables = self._rope_tables(seq_len, rope)
+        bias: torch.Tensor | None
         if isinstance(positions, T5BiasPositions):
             weights = p["positions.table.relative_attention_bias.weight"]  # [S, buckets, H]
-            bias = torch.stack(
-                [
-                    t5_relative_bias(
-                        w,
-                        seq_len,
-                        seq_len,
-                        bidirectional=False,
-                        max_distance=positions.max_distance,
-                    )
-                    for w in weights
-                ]
-            )[:, None]  # [S, 1, H, T, T]
-            bias = _causal(bias)
+            bias = _causal(
+                torch.stack(
+                    [
+                        t5_relative_bias(
+                            w,
+                            seq_len,
+                            seq_len,
+                            bidirectional=False,
+                            max_distance=positions.max_distance,
+                        )
+                        for w in weights
+                    ]
+                )[:, None]
+            )  # [S, 1, H, T, T]
         else:
             bias = positions.bias(seq_len, dtype=h.dtype)  # [H, T, T] or None
         if bias is None:
@@ -1467,9 +1636,14 @@ def head_scores(
 ) -> tuple[HeadScores, list[AttentionRecord]]:
     """Previous-token and induction scores of every head, on sequences at the training length.
 
-    The two roles of an induction circuit (Elhage et al. 2021; Olsson et al. 2022, arXiv
-    2209.11895): a previous-token head puts its weight on key ``t − 1``; an induction head puts
-    it on the keys right after earlier occurrences of the current token.
+    The two roles of an induction circuit (Elhage et al. 2021; Olsson et al. 2022): a
+    previous-token head puts its weight on key ``t − 1``; an induction head puts it on the keys
+    right after earlier occurrences of the current token.
+
+    Args:
+        ensemble: a :class:`DecoderEnsemble`.
+        n_sequences: induction sequences at ``config.train_len``, an int >= 1.
+        seed: seed of their generator, an int >= 0.
 
     Returns:
         ``(scores, records)``: the :class:`HeadScores` and the per-layer
@@ -1478,6 +1652,12 @@ def head_scores(
     Raises:
         TypeError: ``ensemble`` is not a :class:`DecoderEnsemble`.
         ValueError: ``n_sequences < 1`` or ``seed < 0``.
+
+    Shapes:
+        scores.previous_token, scores.induction: [S, n_layers, H]
+
+    References:
+        Olsson et al., In-context Learning and Induction Heads, arXiv:2209.11895.
     """
     if not isinstance(ensemble, DecoderEnsemble):
         raise TypeError(f"ensemble must be a DecoderEnsemble, got {type(ensemble).__name__}")
@@ -1510,19 +1690,34 @@ def head_scores(
 
 
 def pair_norm_share(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """Share of each rotary pair in a head's q·k magnitude: ``‖q_i‖‖k_i‖ / Σ_j ‖q_j‖‖k_j‖``.
+    """Share of each rotary pair in a head's q·k magnitude.
 
     ``‖q_i‖`` is the mean over tokens of the norm of pair ``i`` (dimensions ``i`` and
     ``i + d/2``, the "half" layout) of the query, likewise for keys; rotation does not change
     these norms, so rotated or unrotated ``q``/``k`` give the same answer. A pair whose norms are
-    near zero cannot move the scores, whatever its angle. In the spirit of Barbero et al. 2024
-    (arXiv 2410.06205), who study which RoPE frequencies Gemma 7B's queries and keys use.
+    near zero cannot move the scores, whatever its angle. In the spirit of Barbero et al. 2024,
+    who study which RoPE frequencies Gemma 7B's queries and keys use.
 
-    Shapes: ``q``, ``k``: ``[..., T, d]`` (d even) → ``[..., d/2]`` summing to 1 over the last dim.
+    Equation:
+        share_i = ‖q_i‖ ‖k_i‖ / Σ_j ‖q_j‖ ‖k_j‖
+
+    Args:
+        q: queries, a floating tensor.
+        k: keys, the same shape as ``q``.
+
+    Returns:
+        The share of each pair, summing to 1 over the last dimension.
 
     Raises:
         TypeError: ``q`` or ``k`` not a floating tensor.
         ValueError: shapes differ, fewer than 2 dims, or ``d`` odd.
+
+    Shapes:
+        q, k: [..., T, d] (d even) -> [..., d/2]
+
+    References:
+        Barbero et al., Round and Round We Go! What Makes Rotary Positional Encodings Useful?,
+        arXiv:2410.06205.
     """
     for name, t in (("q", q), ("k", k)):
         if not isinstance(t, torch.Tensor) or not t.is_floating_point():
@@ -1628,12 +1823,27 @@ def run_extrapolation_lab(
     every zero-shot method of :data:`SCALED_VARIANTS` (no retraining) and fine-tuned twice at
     ``2L`` for ``fine_tune_steps`` steps of 16 sequences (lr ``fine_tune_lr``, 10 warm-up
     steps): once with position interpolation of factor 2 fixed at every length (Chen et al.
-    2023, arXiv 2306.15595) and once without (the control).
+    2023) and once without (the control).
+
+    Args:
+        config: a :class:`LabConfig`.
+        seeds: the model seeds, one per ensemble member.
+        schemes: names from :data:`POSITION_SCHEMES` that train (not ``"rope+pi"``), each once.
+        eval_tokens: tokens per evaluation (``eval_tokens // T`` sequences), an int >= 1.
+        fine_tune_steps: steps of each fine-tune at ``2L``, an int >= 1.
+        fine_tune_lr: the fine-tunes' learning rate, > 0.
+
+    Returns:
+        An :class:`ExtrapolationLab`.
 
     Raises:
         TypeError: ``config`` not a :class:`LabConfig`, ``schemes``/``seeds`` not tuples.
         ValueError: an unknown or repeated scheme; ``"rope+pi"`` among the schemes (it is a
             variant here); bad sizes.
+
+    References:
+        Chen et al., Extending Context Window of Large Language Models via Positional Interpolation,
+        arXiv:2306.15595.
     """
     if not isinstance(config, LabConfig):
         raise TypeError(f"config must be a LabConfig, got {type(config).__name__}")

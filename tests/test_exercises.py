@@ -170,3 +170,36 @@ def test_every_chapter_has_exercises():
     with_exercises = {e.chapter for e in EXERCISES.values()}
     missing = [c for c in chapters if c not in with_exercises]
     assert not missing, f"chapters without exercises: {missing}"
+
+
+def test_require_tensor_returns_the_tensor_or_fails_with_the_message() -> None:
+    import torch
+
+    from lib.exercises import require_tensor
+
+    x = torch.zeros(3)
+    assert require_tensor(x, "m", kind="floating") is x
+    ids = torch.arange(3)
+    assert require_tensor(ids, "m", kind="integer") is ids
+    assert require_tensor(torch.zeros(2, dtype=torch.bool), "m") is not None  # "any"
+    for answer, kind in [
+        ([0.0, 1.0], "any"),
+        (ids, "floating"),
+        (x, "integer"),
+        (torch.zeros(2, dtype=torch.bool), "integer"),
+        (torch.zeros(2, dtype=torch.complex64), "integer"),
+    ]:
+        with pytest.raises(ExerciseFailed, match=r"^expected this$"):
+            require_tensor(answer, "expected this", kind=kind)
+
+
+def test_require_real_returns_a_float_or_fails_with_the_message() -> None:
+    from fractions import Fraction
+
+    from lib.exercises import require_real
+
+    assert require_real(3, "m") == 3.0 and isinstance(require_real(3, "m"), float)
+    assert require_real(Fraction(1, 4), "m") == 0.25
+    for answer in [True, "0.5", None, 1j]:
+        with pytest.raises(ExerciseFailed, match=r"^expected a number$"):
+            require_real(answer, "expected a number")

@@ -336,7 +336,7 @@ def test_one_layer_nope_cannot_tell_the_order_of_the_earlier_tokens():
         (lambda m: m(torch.zeros(2, 5)), TypeError, "input_ids"),
         (lambda m: m([[1, 2]]), TypeError, "input_ids"),
         (lambda m: m(torch.zeros(5, dtype=torch.long)), ValueError, r"input_ids must be \[B, T\]"),
-        (lambda m: m(torch.full((1, 5), 16)), ValueError, "vocab_size=16"),
+        (lambda m: m(torch.full((1, 5), 16)), ValueError, "vocab_size = 16"),
         (lambda m: m(torch.zeros(1, 17, dtype=torch.long)), ValueError, "max_len=16"),
     ],
 )

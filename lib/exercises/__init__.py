@@ -20,10 +20,13 @@ Checkers live in one module per chapter (``lib/exercises/ch06.py``, ...), import
 from __future__ import annotations
 
 import importlib
+import numbers
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+import torch
 
 
 class ExerciseFailed(AssertionError):
@@ -45,9 +48,63 @@ EXERCISES: dict[str, Exercise] = {}
 
 
 def require(condition: object, message: str) -> None:
-    """Raise :class:`ExerciseFailed` with ``message`` unless ``condition`` holds (survives ``-O``)."""
+    """Raise :class:`ExerciseFailed` with ``message`` unless ``condition`` holds (survives ``-O``).
+
+    Args:
+        condition: anything with a truth value.
+        message: what is wrong, shown to the reader.
+
+    Raises:
+        ExerciseFailed: ``condition`` is false.
+    """
     if not condition:
         raise ExerciseFailed(message)
+
+
+def require_tensor(
+    answer: object, message: str, *, kind: Literal["any", "floating", "integer"] = "any"
+) -> torch.Tensor:
+    """Return ``answer`` as a tensor (for the type checker too), or raise with ``message``.
+
+    Args:
+        answer: the reader's answer.
+        message: what was expected, shown to the reader.
+        kind: ``"floating"`` requires a floating-point dtype, ``"integer"`` an integer dtype (not
+            bool, not complex), ``"any"`` any dtype.
+
+    Returns:
+        ``answer``, unchanged.
+
+    Raises:
+        ExerciseFailed: ``answer`` is not a tensor of that kind.
+    """
+    if not isinstance(answer, torch.Tensor):
+        raise ExerciseFailed(message)
+    if kind == "floating" and not answer.is_floating_point():
+        raise ExerciseFailed(message)
+    if kind == "integer" and (
+        answer.is_floating_point() or answer.is_complex() or answer.dtype == torch.bool
+    ):
+        raise ExerciseFailed(message)
+    return answer
+
+
+def require_real(answer: object, message: str) -> float:
+    """Return ``answer`` as a float if it is a real number (not a bool), or raise with ``message``.
+
+    Args:
+        answer: the reader's answer.
+        message: what was expected, shown to the reader.
+
+    Returns:
+        ``float(answer)``.
+
+    Raises:
+        ExerciseFailed: ``answer`` is not a real number, or is a bool.
+    """
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        raise ExerciseFailed(message)
+    return float(answer)
 
 
 def exercise(
@@ -59,10 +116,20 @@ def exercise(
 ) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
     """Register ``checker(answer)`` under ``exercise_id``; it raises :class:`ExerciseFailed` if wrong.
 
-    ``chapter`` is the notebook's file stem (e.g. ``"08_rope"``); ``wrong_answers`` returns a list of
-    answers the checker must reject, ``right_answer`` one answer it must accept (both tested).
     Checkers signal a wrong answer with :func:`require` (never a bare ``assert``, which ``python -O``
     removes).
+
+    Args:
+        exercise_id: the id a chapter's check cell passes to :func:`check`.
+        chapter: the notebook's file stem (e.g. ``"08_rope"``).
+        wrong_answers: returns a list of answers the checker must reject (tested).
+        right_answer: returns one answer the checker must accept (tested), or None.
+
+    Returns:
+        A decorator that registers the checker and returns it unchanged.
+
+    Raises:
+        ValueError: (when decorating) ``exercise_id`` is already registered.
     """
 
     def register(checker: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -81,6 +148,14 @@ def check(exercise_id: str, answer: Any) -> None:
 
     Prints a hint while ``answer`` is ``None`` and a confirmation when it is right. Returns nothing,
     so a check cell shows only the message.
+
+    Args:
+        exercise_id: a registered exercise id.
+        answer: the reader's answer, or None while unanswered.
+
+    Raises:
+        ExerciseFailed: a wrong answer (the message says what is wrong).
+        ValueError: an unknown ``exercise_id``.
     """
     _load_all(strict=False)
     if exercise_id not in EXERCISES:
@@ -123,6 +198,10 @@ def _load_all(*, strict: bool = True) -> None:
 
 
 def all_exercises() -> dict[str, Exercise]:
-    """Every registered exercise, keyed by id (imports every chapter's checkers; errors propagate)."""
+    """Every registered exercise, keyed by id (imports every chapter's checkers; errors propagate).
+
+    Returns:
+        ``{id: Exercise}``, a copy of the registry.
+    """
     _load_all(strict=True)
     return dict(EXERCISES)

@@ -1,16 +1,19 @@
-"""Exercise checkers for chapter 10, M-RoPE (Wang et al. 2024, *Qwen2-VL*, arXiv 2409.12191).
+"""Exercise checkers for chapter 10, M-RoPE (Wang et al. 2024, *Qwen2-VL*).
 
 - ``ch10-next-text-start``: where text resumes after a long video (with its vision start/end
   tokens), under Qwen2-VL's rule (transformers 4.x).
 - ``ch10-interleaved-axes``: which axis each frequency slot reads in Qwen3-VL's interleaved layout.
 - ``ch10-chunked-angles``: M-RoPE angles with chunked sections, computed without ``mrope_angles``.
+
+References:
+    Wang et al., Qwen2-VL, arXiv:2409.12191.
 """
 
 from __future__ import annotations
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_tensor
 from lib.mrope import mrope_angles, mrope_position_ids, mrope_slot_axes, with_vision_markers
 from lib.rope import rope_angles, rope_inv_freq
 
@@ -37,7 +40,11 @@ def _long_tensor(answer: object, what: str) -> torch.Tensor:
 
 #: text, then a video (patch grid before merging), then text; the processor wraps the video in
 #: <|vision_start|> ... <|vision_end|>, two ordinary text tokens.
-NEXT_SEGMENTS = [("text", 5), ("video", (16, 8, 8)), ("text", 1)]
+NEXT_SEGMENTS: list[tuple[str, int | tuple[int, int, int]]] = [
+    ("text", 5),
+    ("video", (16, 8, 8)),
+    ("text", 1),
+]
 NEXT_MERGE = 2
 
 
@@ -161,7 +168,12 @@ def check_interleaved_axes(answer: object) -> None:
 
 # ---------------------------------------------------------------- 3. chunked angles by hand
 
-ANGLES_SEGMENTS = [("text", 2), ("image", (1, 4, 4)), ("video", (2, 2, 4)), ("text", 1)]
+ANGLES_SEGMENTS: list[tuple[str, int | tuple[int, int, int]]] = [
+    ("text", 2),
+    ("image", (1, 4, 4)),
+    ("video", (2, 2, 4)),
+    ("text", 1),
+]
 ANGLES_D_HEAD = 16
 ANGLES_SECTIONS = (2, 3, 3)
 
@@ -194,9 +206,8 @@ def _angles_wrong() -> list:
 )
 def check_chunked_angles(answer: object) -> None:
     """``answer``: a float tensor ``[T, 8]``, chunked M-RoPE angles with sections (2, 3, 3)."""
-    require(
-        isinstance(answer, torch.Tensor) and answer.is_floating_point(),
-        f"expected a floating tensor [T, 8], got {type(answer).__name__}",
+    answer = require_tensor(
+        answer, f"expected a floating tensor [T, 8], got {type(answer).__name__}", kind="floating"
     )
     right = _angles_right()
     require(

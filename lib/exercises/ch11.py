@@ -4,8 +4,12 @@
 - ``alibi-nearest-share``: the share of attention a head puts on the query's own position when every
   raw score is equal.
 - ``alibi-bloom-to-relative``: turn BLOOM's key-only bias into the paper's causal relative bias.
-- ``t5-buckets-by-hand``: T5's relative-position buckets (Raffel et al. 2020, arXiv 1910.10683)
+- ``t5-buckets-by-hand``: T5's relative-position buckets (Raffel et al. 2020)
   without calling ``t5_relative_position_bucket``.
+
+References:
+    Press et al., Train Short, Test Long (ALiBi), arXiv:2108.12409.
+    Raffel et al., Exploring the Limits of Transfer Learning (T5), arXiv:1910.10683.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import math
 import torch
 
 from lib.alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_real, require_tensor
 from lib.relative import t5_relative_position_bucket
 
 CHAPTER = "11_alibi"
@@ -112,11 +116,7 @@ def check_nearest_share(answer: object) -> None:
     """``answer``: a float, the weight of key ``j = i`` for query ``i = 1000``, slope 1/4."""
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
-    require(
-        isinstance(answer, int | float) and not isinstance(answer, bool),
-        f"expected a number (a float), got {type(answer).__name__}",
-    )
-    value = float(answer)
+    value = require_real(answer, f"expected a number (a float), got {type(answer).__name__}")
     require(
         0.0 < value < 1.0,
         f"an attention weight lies in (0, 1), got {value}",
@@ -167,9 +167,10 @@ def _wrong_relative() -> list:
 )
 def check_bloom_to_relative(answer: object) -> None:
     """``answer``: ``[4, 6, 6]``, the causal bias ``−m_h (i − j)`` (``−inf`` for ``j > i``)."""
-    require(
-        isinstance(answer, torch.Tensor) and answer.is_floating_point(),
+    answer = require_tensor(
+        answer,
         f"expected a floating tensor [4, 6, 6], got {type(answer).__name__}",
+        kind="floating",
     )
     shape = (BLOOM_HEADS, BLOOM_LEN, BLOOM_LEN)
     require(
@@ -246,13 +247,11 @@ def _buckets_wrong() -> list:
 )
 def check_t5_buckets(answer: object) -> None:
     """``answer``: int tensor ``[201]``, T5 encoder buckets of offsets −100..100 (16 buckets, 40)."""
-    require(
-        isinstance(answer, torch.Tensor)
-        and not answer.is_floating_point()
-        and not answer.is_complex()
-        and answer.dtype != torch.bool,
+    answer = require_tensor(
+        answer,
         f"expected an integer tensor of buckets, got {type(answer).__name__} "
         f"{getattr(answer, 'dtype', '')}",
+        kind="integer",
     )
     right = _buckets_right()
     require(
