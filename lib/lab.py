@@ -983,8 +983,17 @@ class LabResult:
     def accuracy_between(self, scheme: str, seq_len: int, start: int, stop: int) -> float:
         """Accuracy of ``scheme`` at length ``seq_len`` over positions ``start <= t < stop`` only.
 
-        NaN if no position in that range was scored. Raises ``KeyError`` for a scheme or length
-        that was not run.
+        Args:
+            scheme: a scheme that was run.
+            seq_len: an evaluated length.
+            start: first position counted.
+            stop: one past the last position counted.
+
+        Returns:
+            The accuracy, NaN if no position in that range was scored.
+
+        Raises:
+            KeyError: a scheme or length that was not run.
         """
         result = self.results[scheme][seq_len]
         counts = result.per_position_count[start:stop].double()  # [stop - start]
@@ -1420,12 +1429,24 @@ def train_ensemble(
     """Train every model of ``ensemble`` (in place) on the induction task; one batch per step.
 
     Model ``s`` sees its own batches, from a generator seeded ``data_seed + seeds[s]``, of
-    ``config.batch_size`` sequences of length ``seq_len`` (default ``config.train_len``) with
-    the default period range ``ceil(T/4) .. floor(T/2)``. The loss is the sum over models of
-    each model's mean cross-entropy, so each model gets exactly its own gradient; Adam (no
-    weight decay) with ``config.warmup_steps`` of linear warm-up, then the constant ``lr``
-    (default ``config.lr``). Runs in :func:`single_thread`. Pass ``steps``/``seq_len``/``lr``
-    to fine-tune an already trained ensemble (e.g. position interpolation at ``2L``).
+    ``batch_size`` sequences of length ``seq_len`` with the default period range
+    ``ceil(T/4) .. floor(T/2)``. The loss is the sum over models of each model's mean
+    cross-entropy, so each model gets exactly its own gradient; Adam (no weight decay) with
+    ``warmup_steps`` of linear warm-up, then the constant ``lr``. Runs in :func:`single_thread`.
+    Pass ``steps``/``seq_len``/``lr`` to fine-tune an already trained ensemble (e.g. position
+    interpolation at ``2L``).
+
+    Equation:
+        loss = Σ_s mean_{scored (b, t)} CE(logits_s[b, t], targets_s[b, t])
+
+    Args:
+        ensemble: a :class:`DecoderEnsemble`, trained in place.
+        steps: optimiser steps, an int >= 1 (default ``config.steps``).
+        seq_len: training length, an int >= 4 (default ``config.train_len``).
+        lr: Adam's learning rate, > 0 (default ``config.lr``).
+        batch_size: sequences per model and step, an int >= 1 (default ``config.batch_size``).
+        warmup_steps: steps of linear warm-up, an int >= 1 (default ``config.warmup_steps``).
+        data_seed: base seed of the training data, an int >= 0.
 
     Returns:
         An :class:`EnsembleTrainResult`; ``losses`` is ``[steps, S]`` float32.
@@ -1433,6 +1454,9 @@ def train_ensemble(
     Raises:
         TypeError: ``ensemble`` is not a :class:`DecoderEnsemble`.
         ValueError: ``steps < 1``, ``seq_len < 4``, ``lr <= 0`` or a negative ``data_seed``.
+
+    Shapes:
+        each step's input_ids, targets: [S, B, T]; losses: [steps, S]
     """
     if not isinstance(ensemble, DecoderEnsemble):
         raise TypeError(f"ensemble must be a DecoderEnsemble, got {type(ensemble).__name__}")
