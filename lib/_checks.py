@@ -10,12 +10,27 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import torch
 
 
 def check_int(name: str, value: object, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an int; it must be an integer (not bool) and at least ``minimum``."""
+    """Return ``value`` as an int; it must be an integer (not bool) and at least ``minimum``.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check; Python and numpy integers (:class:`numbers.Integral`) pass.
+        minimum: the smallest allowed value, or None.
+
+    Returns:
+        ``int(value)``.
+
+    Raises:
+        TypeError: ``value`` is not an integer (or is a bool).
+        ValueError: ``value < minimum``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
     value = int(value)
@@ -25,12 +40,36 @@ def check_int(name: str, value: object, *, minimum: int | None = None) -> int:
 
 
 def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int; it must be an integer >= 1."""
+    """Return ``value`` as an int; it must be an integer >= 1.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check (Python or numpy integer).
+
+    Returns:
+        ``int(value)``.
+
+    Raises:
+        TypeError: ``value`` is not an integer.
+        ValueError: ``value < 1``.
+    """
     return check_int(name, value, minimum=1)
 
 
 def check_even(name: str, value: object) -> int:
-    """Return ``value`` as an int; it must be a positive even integer (e.g. a head dimension)."""
+    """Return ``value`` as an int; it must be a positive even integer (e.g. a head dimension).
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check (Python or numpy integer).
+
+    Returns:
+        ``int(value)``.
+
+    Raises:
+        TypeError: ``value`` is not an integer.
+        ValueError: ``value < 1`` or odd.
+    """
     value = check_positive_int(name, value)
     if value % 2:
         raise ValueError(f"{name} must be even (dimensions are rotated in pairs), got {value}")
@@ -38,7 +77,20 @@ def check_even(name: str, value: object) -> int:
 
 
 def check_positive_float(name: str, value: object, *, allow_zero: bool = False) -> float:
-    """Return ``value`` as a float; it must be a finite real number > 0 (or >= 0)."""
+    """Return ``value`` as a float; it must be a finite real number > 0 (or >= 0).
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check (Python or numpy real, not bool).
+        allow_zero: accept 0 as well.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        TypeError: ``value`` is not a real number.
+        ValueError: ``value`` is NaN, ±inf, negative, or 0 without ``allow_zero``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     value = float(value)
@@ -106,14 +158,36 @@ def check_index(name: str, value: object, size: int) -> int:
 
 
 def check_tensor(name: str, value: object) -> torch.Tensor:
-    """Return ``value`` if it is a ``torch.Tensor``; otherwise raise ``TypeError``."""
+    """Return ``value`` if it is a ``torch.Tensor``.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        TypeError: ``value`` is not a tensor.
+    """
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     return value
 
 
 def check_floating(name: str, value: object) -> torch.Tensor:
-    """Return ``value`` if it is a floating-point tensor."""
+    """Return ``value`` if it is a floating-point tensor.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        TypeError: ``value`` is not a tensor, or not floating.
+    """
     value = check_tensor(name, value)
     if not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
@@ -121,7 +195,18 @@ def check_floating(name: str, value: object) -> torch.Tensor:
 
 
 def check_integer_tensor(name: str, value: object) -> torch.Tensor:
-    """Return ``value`` if it is an integer-dtype tensor (positions, token ids)."""
+    """Return ``value`` if it is an integer-dtype tensor (positions, token ids).
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        TypeError: ``value`` is not a tensor, or floating, complex or bool.
+    """
     value = check_tensor(name, value)
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise TypeError(
@@ -133,9 +218,9 @@ def check_integer_tensor(name: str, value: object) -> torch.Tensor:
 def check_positions(name: str, positions: object) -> torch.Tensor:
     """Return ``positions`` if it is a position tensor: integer, or float32/float64 (fractional).
 
-    Fractional positions appear in position interpolation (Chen et al., arXiv:2306.15595). 16-bit
-    floats are refused: bfloat16 cannot even represent 257, so the damage would be done before any
-    rotary function sees the positions.
+    Fractional positions appear in position interpolation. 16-bit floats are refused: bfloat16
+    cannot even represent 257, so the damage would be done before any rotary function sees the
+    positions.
 
     Args:
         name: the argument's name, for the message.
@@ -146,6 +231,9 @@ def check_positions(name: str, positions: object) -> torch.Tensor:
 
     Raises:
         TypeError: not a tensor, or a dtype other than an integer, float32 or float64.
+
+    References:
+        Chen et al., Position Interpolation, arXiv:2306.15595.
     """
     positions = check_tensor(name, positions)
     if positions.is_floating_point():
@@ -240,7 +328,19 @@ def check_token_ids(ids: object, vocab_size: int, name: str = "ids") -> torch.Te
 
 
 def check_ndim(name: str, value: torch.Tensor, *, minimum: int) -> torch.Tensor:
-    """Raise ``ValueError`` unless ``value`` has at least ``minimum`` dimensions."""
+    """Return ``value`` if it has at least ``minimum`` dimensions.
+
+    Args:
+        name: the argument's name, for the message.
+        value: a tensor.
+        minimum: the fewest dimensions allowed.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        ValueError: ``value.dim() < minimum``.
+    """
     if value.dim() < minimum:
         raise ValueError(
             f"{name} must have at least {minimum} dimension(s), got shape {tuple(value.shape)}"
@@ -249,7 +349,19 @@ def check_ndim(name: str, value: torch.Tensor, *, minimum: int) -> torch.Tensor:
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
-    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    """Return ``value`` if it is one of ``choices``.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+        choices: the allowed strings.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        ValueError: ``value`` is not in ``choices``.
+    """
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
@@ -258,8 +370,20 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 def check_base(name: str, value: object) -> float:
     """Return ``value`` as a float; it must be a finite frequency base > 1 (RoPE, sinusoidal).
 
-    ``θ_i = base^(−2i/d)``: base 1 gives every pair the same speed, and a base below 1 makes the
-    speeds increase with ``i`` instead of falling.
+    Equation:
+        θ_i = base^(−2i/d): base 1 gives every pair the same speed, and a base below 1 makes the
+        speeds increase with i instead of falling.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check (Python or numpy real).
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        TypeError: ``value`` is not a real number.
+        ValueError: ``value`` is not finite or ``<= 1``.
     """
     value = check_positive_float(name, value)
     if value <= 1.0:
@@ -277,13 +401,29 @@ def values_checkable(*tensors: torch.Tensor) -> bool:
     ``bool(t.any())``) waits for the device on every call. Public functions of :mod:`lib` therefore
     check values (ranges, NaN/inf, fully masked rows) on the CPU only and skip those checks
     elsewhere; shape, dtype and device checks run everywhere.
+
+    Args:
+        *tensors: the tensors whose values a check would read.
+
+    Returns:
+        True if every tensor is on the CPU.
     """
     return all(t.device.type == "cpu" for t in tensors)
 
 
 def check_finite(name: str, value: torch.Tensor) -> torch.Tensor:
-    """Raise ``ValueError`` if a floating tensor holds NaN or ±inf (CPU only: see
-    :func:`values_checkable`)."""
+    """Return ``value`` unless it is a floating tensor with NaN or ±inf (checked on the CPU only).
+
+    Args:
+        name: the argument's name, for the message.
+        value: a tensor; non-floating tensors pass unchecked.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        ValueError: a CPU floating tensor with a NaN or ±inf.
+    """
     if value.is_floating_point() and value.numel() and values_checkable(value):
         bad = ~torch.isfinite(value)
         if bool(bad.any()):
@@ -319,9 +459,16 @@ def check_fits(
 ) -> None:
     """Refuse, before allocating, a tensor of ``shape`` that cannot exist on ``device``.
 
-    Raises ``ValueError`` naming ``arguments`` (e.g. ``"n_heads=8, seq_len=10**6"``) if the tensor
-    would have more than :data:`MAX_NUMEL` elements or more bytes than the device has memory
-    (physical RAM on the CPU, total memory on CUDA; no memory limit on meta).
+    Args:
+        arguments: the arguments that set the size, for the message (e.g.
+            ``"n_heads=8, seq_len=10**6"``).
+        shape: the shape of the tensor to be made.
+        dtype: its dtype.
+        device: where it would live (default: torch's default device).
+
+    Raises:
+        ValueError: the tensor would have more than :data:`MAX_NUMEL` elements, or more bytes than
+            the device has memory (physical RAM on the CPU, total memory on CUDA; no limit on meta).
     """
     numel = math.prod(int(s) for s in shape)
     element = torch.empty((), dtype=dtype, device="meta").element_size()
@@ -340,3 +487,84 @@ def check_fits(
             f"{arguments}: the result would need {needed / 2**30:.3g} GiB ({list(shape)} "
             f"{dtype}), more than the {available / 2**30:.3g} GiB of {device}; use smaller sizes"
         )
+
+
+def check_mapping(name: str, value: object) -> Mapping:
+    """Return ``value`` if it is a non-empty mapping (e.g. curve name -> values).
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value to check.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        TypeError: ``value`` is not a mapping.
+        ValueError: ``value`` is empty.
+    """
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping name -> values, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{name} must hold at least one entry")
+    return value
+
+
+def check_labels(name: str, value: object, length: int) -> list[str]:
+    """Return ``value`` as a list of ``length`` strings (panel titles, slider labels, colours).
+
+    Args:
+        name: the argument's name, for the message.
+        value: a sequence (not a str) of ``length`` items, each turned into a str.
+        length: the number of items expected.
+
+    Returns:
+        ``[str(v) for v in value]``.
+
+    Raises:
+        TypeError: ``value`` is a str or not a sequence.
+        ValueError: ``value`` does not hold ``length`` items.
+    """
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(
+            f"{name} must be a sequence of {length} strings, got {type(value).__name__}"
+        )
+    if len(value) != length:
+        raise ValueError(
+            f"{name} must have {length} entries (one per panel/step), got {len(value)}"
+        )
+    return [str(v) for v in value]
+
+
+def check_real_array(
+    name: str, value: object, *, sequences: bool = False, finite: bool = True
+) -> np.ndarray:
+    """Return a real torch tensor or numpy array (with ``sequences``, also a sequence of numbers)
+    as a float64 numpy copy: what a figure builder draws.
+
+    Args:
+        name: the argument's name, for the message.
+        value: the data.
+        sequences: also accept a (non-str) sequence of numbers.
+        finite: require every value to be finite.
+
+    Returns:
+        A float64 numpy array (detached, on the CPU).
+
+    Raises:
+        TypeError: ``value`` is of another kind, or a complex or bool tensor.
+        ValueError: ``finite`` and a value is NaN or ±inf.
+    """
+    kinds: tuple[type, ...] = (torch.Tensor, np.ndarray) + ((Sequence,) if sequences else ())
+    if isinstance(value, str) or not isinstance(value, kinds):
+        what = "a torch.Tensor or numpy array" + (" or sequence" if sequences else "")
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    if isinstance(value, torch.Tensor):
+        if value.is_complex() or value.dtype == torch.bool:
+            raise TypeError(f"{name} must hold real numbers, got dtype {value.dtype}")
+        array = value.detach().to(torch.float64).cpu().numpy()
+    else:
+        array = np.asarray(value, dtype=np.float64)
+    if finite and not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return array

@@ -1,6 +1,6 @@
 """ALiBi: attention with linear biases.
 
-Press, Smith & Lewis 2022, "Train Short, Test Long", arXiv 2108.12409.
+Press, Smith & Lewis 2022, "Train Short, Test Long", arXiv:2108.12409.
 
 ALiBi adds no position vectors at all. Each head ``h`` adds a penalty proportional to the distance
 between query ``i`` and key ``j`` to the attention score::
@@ -37,12 +37,15 @@ def _slopes_power_of_two(n: int) -> torch.Tensor:
 def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None) -> torch.Tensor:
     """ALiBi's per-head slopes ``m_1 … m_n``, a geometric sequence.
 
-    Press et al. 2022 (arXiv 2108.12409), section 3. For ``n`` a power of two,
+    Press et al. 2022 (arXiv:2108.12409), section 3. For ``n`` a power of two,
     ``m_k = 2^(−8k/n)``, k = 1..n (n = 8: 1/2, 1/4, …, 1/256). Otherwise, with ``c`` the largest
     power of two below ``n``: the ``c`` slopes for ``c`` heads, followed by the 1st, 3rd, 5th, …
     slopes for ``2c`` heads, ``n − c`` of them (the official repository's ``get_slopes``; the same
     values as Hugging Face BLOOM's ``_get_alibi_slopes`` and MPT's ``build_mpt_alibi_tensor``).
     Computed in float64, returned as float32.
+
+    Equation:
+        m_k = 2^(−8k/n),  k = 1 … n  (n a power of two; otherwise see above)
 
     Args:
         n_heads: number of attention heads, an int >= 1.
@@ -54,6 +57,9 @@ def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None) -> t
     Raises:
         TypeError: ``n_heads`` is not an int.
         ValueError: ``n_heads < 1``, or so large that the slopes cannot fit in memory.
+
+    References:
+        Press et al., ALiBi (Train Short, Test Long), arXiv:2108.12409.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     return _slopes_float64(n_heads, device).to(torch.float32)
@@ -94,11 +100,14 @@ def alibi_bias(
     """ALiBi's additive attention bias in the paper's relative form.
 
     ``bias[h, i, j] = −m_h · (i − j)`` for ``j <= i``; for ``j > i`` it is ``−inf`` when
-    ``causal`` (the decoder setting of Press et al. 2022, arXiv 2108.12409) and the symmetric
+    ``causal`` (the decoder setting of Press et al. 2022, arXiv:2108.12409) and the symmetric
     ``−m_h · (j − i)`` otherwise (a common bidirectional extension). Add it to the scores
     ``q kᵀ / sqrt(d_head)`` before softmax, e.g.
     ``lib.attention.attention(q, k, v, bias=alibi_bias(H, T))``. Computed in float64, returned as
     float32.
+
+    Equation:
+        bias[h, i, j] = −m_h · |i − j|  (−inf for j > i when causal)
 
     Args:
         n_heads: number of heads, an int >= 1.
@@ -112,6 +121,9 @@ def alibi_bias(
     Raises:
         TypeError: ``n_heads``/``seq_len`` not an int, ``causal`` not a bool.
         ValueError: ``n_heads < 1`` or ``seq_len < 1``, or a bias too large for the device.
+
+    References:
+        Press et al., ALiBi (Train Short, Test Long), arXiv:2108.12409.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     seq_len = check_positive_int("seq_len", seq_len)
@@ -143,7 +155,7 @@ def alibi_bias_bloom(
 
     Hugging Face's ``build_alibi_tensor`` (transformers/models/bloom/modeling_bloom.py) builds
     ``slopes[h] · (cumsum(attention_mask) − 1)``, i.e. ``m_h · j`` when nothing is padded, with a
-    query axis of size 1. Why this is ALiBi (Press et al. 2022, arXiv 2108.12409): for query ``i``,
+    query axis of size 1. Why this is ALiBi (Press et al. 2022, arXiv:2108.12409): for query ``i``,
 
         m_h · j = −m_h · (i − j) + m_h · i,
 
@@ -151,6 +163,9 @@ def alibi_bias_bloom(
     by adding a constant to a row, so after the causal mask (keys ``j <= i``) the attention weights
     equal those of :func:`alibi_bias` with ``causal=True``. (Without a causal mask the two differ:
     the relative form penalises ``|i − j|``, the key-only form favours later keys.)
+
+    Equation:
+        bias[h, 0, j] = m_h · j = −m_h · (i − j) + m_h · i  (the last term is constant in j)
 
     Args:
         n_heads: number of heads, an int >= 1.
@@ -163,6 +178,9 @@ def alibi_bias_bloom(
     Raises:
         TypeError: ``n_heads``/``seq_len`` not an int.
         ValueError: ``n_heads < 1`` or ``seq_len < 1``, or a bias too large for the device.
+
+    References:
+        Press et al., ALiBi (Train Short, Test Long), arXiv:2108.12409.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     seq_len = check_positive_int("seq_len", seq_len)

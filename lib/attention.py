@@ -1,6 +1,6 @@
 """A minimal, readable scaled dot-product attention and a multi-head self-attention module.
 
-Vaswani et al. 2017 ("Attention Is All You Need", arXiv 1706.03762), equation 1::
+Vaswani et al. 2017 ("Attention Is All You Need", arXiv:1706.03762), equation 1::
 
     Attention(Q, K, V) = softmax(Q Kᵀ / sqrt(d) + B) V
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -42,39 +41,6 @@ def _check_bias_shape(bias: torch.Tensor, scores_shape: tuple[int, ...]) -> None
         )
 
 
-@overload
-def attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    bias: torch.Tensor | None = ...,
-    causal: bool = ...,
-    scale: float | None = ...,
-    return_weights: Literal[False] = ...,
-) -> torch.Tensor: ...
-@overload
-def attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    bias: torch.Tensor | None = ...,
-    causal: bool = ...,
-    scale: float | None = ...,
-    return_weights: Literal[True],
-) -> tuple[torch.Tensor, torch.Tensor]: ...
-@overload
-def attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    bias: torch.Tensor | None = ...,
-    causal: bool = ...,
-    scale: float | None = ...,
-    return_weights: bool,
-) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: ...
 def attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -87,13 +53,16 @@ def attention(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Scaled dot-product attention, ``softmax(q kᵀ · scale + bias) v`` with ``scale = 1/sqrt(d)``.
 
-    Vaswani et al. 2017 (arXiv 1706.03762), equation 1. ``bias`` is added to the scores before
+    Vaswani et al. 2017 (arXiv:1706.03762), equation 1. ``bias`` is added to the scores before
     softmax (use ``−inf`` to mask a key). ``causal=True`` masks every key ``j > i`` for query
     ``i``; it requires ``T_q == T_k`` (for a query block at the end of a longer key sequence, as
     in KV-cached generation, pass the mask you mean as ``bias``: top-left and bottom-right
     alignment differ there). Scores, softmax and the weighted sum run in float32; ``out`` is
     returned in ``v``'s dtype. Matches ``torch.nn.functional.scaled_dot_product_attention`` with
     ``attn_mask=bias`` / ``is_causal=causal``.
+
+    Equation:
+        out = softmax(q kᵀ · scale + bias) v,  scale = 1/sqrt(d)
 
     Args:
         q: queries ``[..., T_q, d]``, floating point.
@@ -116,6 +85,9 @@ def attention(
             devices differ; ``bias`` does not broadcast to ``[..., T_q, T_k]``; ``causal`` with
             ``T_q != T_k``; ``T_k = 0`` or ``d = 0``; or a query row has every key masked
             (softmax would give NaN; checked for CPU tensors only).
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_floating(name, t)
@@ -180,7 +152,7 @@ def attention(
 class SelfAttention(nn.Module):
     """Multi-head self-attention, batch-first, with optional bias, causal mask and rotary hook.
 
-    Vaswani et al. 2017 (arXiv 1706.03762), section 3.2.2::
+    Vaswani et al. 2017 (arXiv:1706.03762), section 3.2.2::
 
         head_h = Attention(x W_q^h, x W_k^h, x W_v^h),   out = concat(head_1 … head_H) W_o
 
@@ -191,19 +163,25 @@ class SelfAttention(nn.Module):
     ``q`` and to ``k`` of shape ``[B, H, T, d_head]`` that must return the same shape (RoPE:
     ``lambda t: lib.rope.apply_rope(t, cos, sin)``).
 
+    Equation:
+        head_h = Attention(x W_q^h, x W_k^h, x W_v^h),  out = concat(head_1 … head_H) W_o
+
     Args:
         d_model: model width, an int >= 1 divisible by ``n_heads``.
         n_heads: number of heads ``H``, an int >= 1; ``d_head = d_model / n_heads``.
         bias: whether the four projections have a bias term.
 
-    Shapes:
-        ``x: [B, T, d_model]`` floating  →  ``[B, T, d_model]`` (plus weights ``[B, H, T, T]``
-        float32 when ``return_weights=True``). ``attn_bias`` broadcastable to ``[B, H, T, T]``.
-
     Raises:
         TypeError: ``x`` is not a floating tensor; ``rotary`` is not callable.
         ValueError: ``d_model`` not divisible by ``n_heads``; ``x`` is not ``[B, T, d_model]``;
             ``rotary`` changes the shape; plus the errors of :func:`attention`.
+
+    Shapes:
+        ``x: [B, T, d_model]`` floating  →  ``[B, T, d_model]`` (plus weights ``[B, H, T, T]``
+        float32 when ``return_weights=True``). ``attn_bias`` broadcastable to ``[B, H, T, T]``.
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
 
     def __init__(self, d_model: int, n_heads: int, *, bias: bool = False) -> None:

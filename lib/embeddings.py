@@ -45,13 +45,29 @@ def one_hot(
 ) -> torch.Tensor:
     """One-hot vectors of token ids: ``out[..., v] = 1`` if ``ids[...] == v`` else 0.
 
-    The textbook encoding of a token before an embedding (e.g. Mikolov et al. 2013, arXiv
-    1301.3781, section 2); ``one_hot(ids, V) @ E == lookup(ids, E)``.
+    The textbook encoding of a token before an embedding (e.g. Mikolov et al. 2013, section 2);
+    ``one_hot(ids, V) @ E == lookup(ids, E)``.
 
-    Shapes: ``ids: [...]`` integer tensor with 0 <= id < vocab_size -> ``[..., vocab_size]``.
+    Equation:
+        out[..., v] = 1 if ids[...] = v else 0
+
+    Args:
+        ids: token ids, an integer tensor with 0 <= id < vocab_size.
+        vocab_size: V, an int >= 1.
+        dtype: a floating dtype for the result.
+
+    Returns:
+        The one-hot vectors.
 
     Raises:
-        TypeError: ``ids`` is not an integer tensor. ValueError: an id is out of range.
+        TypeError: ``ids`` not an integer tensor, ``vocab_size`` not an int, ``dtype`` not floating.
+        ValueError: ``vocab_size < 1`` or an id out of range (:func:`lib._checks.check_token_ids`).
+
+    Shapes:
+        ids: [...] -> [..., vocab_size]
+
+    References:
+        Mikolov et al., word2vec, arXiv:1301.3781.
     """
     ids = check_integer_tensor("ids", ids)
     vocab_size = check_positive_int("vocab_size", vocab_size)
@@ -67,13 +83,29 @@ def lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """Embedding lookup, i.e. row indexing: ``out[...] = table[ids[...]]``.
 
     Equal to ``one_hot(ids, V) @ table`` and to ``torch.nn.functional.embedding(ids, table)``;
-    the input embedding of every transformer LM (Vaswani et al. 2017, arXiv 1706.03762, section 3.4).
+    the input embedding of every transformer LM (Vaswani et al. 2017, section 3.4).
 
-    Shapes: ``ids: [...]`` integer, ``table: [V, d]`` floating -> ``[..., d]``.
+    Equation:
+        out[...] = table[ids[...]] = one_hot(ids, V) @ table
+
+    Args:
+        ids: token ids, an integer tensor with 0 <= id < V.
+        table: the embedding table, a 2-D floating tensor.
+
+    Returns:
+        The looked-up rows, dtype of ``table``.
 
     Raises:
-        TypeError: ``ids`` not integer or ``table`` not floating. ValueError: ``table`` not 2-D, or
-        an id outside [0, V − 1].
+        TypeError: ``ids`` not integer or ``table`` not floating.
+        ValueError: ``table`` not 2-D, or an id outside [0, V − 1].
+
+    Shapes:
+        ids: [...]
+        table: [V, d]
+        returns: [..., d]
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
     ids = check_integer_tensor("ids", ids)
     table = check_floating("table", table)
@@ -86,14 +118,33 @@ def lookup(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
 def lookup_gradient(
     ids: torch.Tensor, table: torch.Tensor, upstream: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Gradient of L = Σ upstream · lookup(ids, table) with respect to the table: ``[V, d]``.
+    """Gradient of L = Σ upstream · lookup(ids, table) with respect to the table.
 
     Row r of the gradient is the sum of ``upstream`` over the positions where ``ids == r``, so every
-    row that was not looked up gets exactly zero: ∂L/∂E[r] = Σ_{t: ids_t = r} upstream_t. (This is why
-    ``nn.Embedding(sparse=True)`` can return a sparse gradient.)
+    row that was not looked up gets exactly zero. (This is why ``nn.Embedding(sparse=True)`` can
+    return a sparse gradient.) The table itself is not modified; the gradient is computed on a
+    detached copy.
 
-    Shapes: ``ids: [...]``, ``table: [V, d]``, ``upstream: [..., d]`` (default all ones) -> ``[V, d]``.
-    The table itself is not modified; the gradient is computed on a detached copy.
+    Equation:
+        ∂L/∂E[r] = Σ_{t: ids_t = r} upstream_t
+
+    Args:
+        ids: token ids, an integer tensor with 0 <= id < V.
+        table: the embedding table, a 2-D floating tensor.
+        upstream: ∂L/∂out, floating, the shape of the lookup (default all ones).
+
+    Returns:
+        The gradient, shape of ``table``.
+
+    Raises:
+        TypeError: a tensor of the wrong dtype.
+        ValueError: ``table`` not 2-D, an id out of range, or ``upstream`` of another shape.
+
+    Shapes:
+        ids: [...]
+        table: [V, d]
+        upstream: [..., d]
+        returns: [V, d]
     """
     ids = check_integer_tensor("ids", ids)
     table = check_floating("table", table)
@@ -121,7 +172,20 @@ def sparse_grad_rows(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     With an all-ones upstream gradient these are exactly the distinct looked-up ids (sorted): the
     other ``V − len(unique(ids))`` rows receive zero gradient (see :func:`lookup_gradient`).
 
-    Shapes: ``ids: [...]``, ``table: [V, d]`` -> ``LongTensor [n_rows]``, sorted ascending.
+    Args:
+        ids: token ids, an integer tensor with 0 <= id < V.
+        table: the embedding table, a 2-D floating tensor.
+
+    Returns:
+        The row indices, a LongTensor sorted ascending.
+
+    Raises:
+        TypeError, ValueError: as :func:`lookup_gradient`.
+
+    Shapes:
+        ids: [...]
+        table: [V, d]
+        returns: [n_rows]
     """
     grad = lookup_gradient(ids, table)  # [V, d]
     return torch.nonzero(grad.abs().sum(dim=-1) > 0).flatten()
@@ -150,9 +214,25 @@ _TORCH_DTYPES: dict[str, torch.dtype] = {
 def embedding_table_bytes(vocab_size: int, d_model: int, dtype: str = "bfloat16") -> int:
     """Bytes of an embedding table: ``vocab_size × d_model × DTYPE_BYTES[dtype]`` (rounded up).
 
-    Example: Llama 3 8B (Meta 2024, arXiv 2407.21783), 128,256 × 4,096 × 2 B in bfloat16
-    = 1,050,673,152 B. ``dtype`` is a key of :data:`DTYPE_BYTES`; the result is an int (int4 rounds
-    up to whole bytes).
+    Example: Llama 3 8B, 128,256 × 4,096 × 2 B in bfloat16 = 1,050,673,152 B.
+
+    Equation:
+        bytes = ceil(vocab_size · d_model · DTYPE_BYTES[dtype])
+
+    Args:
+        vocab_size: number of rows, an int >= 1.
+        d_model: number of columns, an int >= 1.
+        dtype: a key of :data:`DTYPE_BYTES`.
+
+    Returns:
+        The size in bytes, an int (int4 rounds up to whole bytes).
+
+    Raises:
+        TypeError: a size not an int.
+        ValueError: a size < 1 or an unknown ``dtype``.
+
+    References:
+        Grattafiori et al., The Llama 3 Herd of Models, arXiv:2407.21783.
     """
     vocab_size = check_positive_int("vocab_size", vocab_size)
     d_model = check_positive_int("d_model", d_model)
@@ -173,9 +253,20 @@ def format_bytes(n: int, unit: str | None = None) -> str:
     """A byte count in decimal and binary units: ``format_bytes(1_050_673_152) == "1.05 GB (0.98 GiB)"``.
 
     Decimal units are powers of 1000 (1 GB = 10^9 B), binary ones powers of 1024 (1 GiB = 2^30 B),
-    as IEC 80000-13 defines them. ``unit`` (``"kB"``, ``"MB"``, ``"GB"``, ``"TB"``) forces the
-    decimal unit; by default the largest one with a value >= 1 is used, with the binary unit of the
-    same rank. Values have two decimals; below 1 kB the count is printed as ``"512 B"``.
+    as IEC 80000-13 defines them. By default the largest decimal unit with a value >= 1 is used,
+    with the binary unit of the same rank. Values have two decimals; below 1 kB the count is
+    printed as ``"512 B"``.
+
+    Args:
+        n: the number of bytes, an int >= 0.
+        unit: ``"kB"``, ``"MB"``, ``"GB"`` or ``"TB"`` to force the decimal unit, or None.
+
+    Returns:
+        The formatted size.
+
+    Raises:
+        TypeError: ``n`` not an int.
+        ValueError: ``n < 0`` or an unknown ``unit``.
     """
     n = check_int("n", n, minimum=0)
     names = tuple(u[0] for u in _DECIMAL_UNITS[1:])
@@ -273,8 +364,20 @@ def embedding_on_meta(
     allocating it (a real ``nn.Embedding(128256, 4096)`` peaks at about 2.2 GB of RSS, beyond a
     2 GB Binder limit). Its size is ``parameter_bytes(module)``.
 
-    Shapes: ``weight: [vocab_size, d_model]``; ``dtype`` is ``"float32"``, ``"bfloat16"``,
-    ``"float16"`` or a floating ``torch.dtype``.
+    Args:
+        vocab_size: number of rows, an int >= 1.
+        d_model: number of columns, an int >= 1.
+        dtype: ``"float32"``, ``"bfloat16"``, ``"float16"`` or a floating ``torch.dtype``.
+
+    Returns:
+        The module, its weight on ``meta``.
+
+    Raises:
+        TypeError: a size not an int or a dtype not floating.
+        ValueError: a size < 1 or an unknown dtype name.
+
+    Shapes:
+        weight: [vocab_size, d_model]
     """
     vocab_size = check_positive_int("vocab_size", vocab_size)
     d_model = check_positive_int("d_model", d_model)
@@ -282,9 +385,21 @@ def embedding_on_meta(
 
 
 def parameter_bytes(module: nn.Module) -> int:
-    """Bytes held by a module's parameters, each shared parameter counted once: Σ numel × element size.
+    """Bytes held by a module's parameters, each shared parameter counted once.
 
     Works on the ``meta`` device (it reads shapes and dtypes only).
+
+    Equation:
+        bytes = Σ_p numel(p) · element_size(p)
+
+    Args:
+        module: any ``torch.nn.Module``.
+
+    Returns:
+        The size in bytes.
+
+    Raises:
+        TypeError: ``module`` is not a ``torch.nn.Module``.
     """
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")

@@ -1,7 +1,7 @@
 """Learned absolute position embeddings (GPT-2 / BERT style).
 
 A learned table ``P`` of shape ``[max_len, d_model]`` holds one trainable vector per position; the
-input to the first layer is ``x_t = E[token_t] + P[t]`` (Devlin et al. 2019, BERT, arXiv 1810.04805;
+input to the first layer is ``x_t = E[token_t] + P[t]`` (Devlin et al. 2019, BERT, arXiv:1810.04805;
 Radford et al. 2019, GPT-2). The table has a hard end: a position ``>= max_len`` has no row, so the
 model cannot run on longer inputs at all — :class:`LearnedPositionalEmbedding` says so with a clear
 ``ValueError`` instead of an opaque index error.
@@ -40,9 +40,12 @@ def position_ids(
     """Position ids ``offset, offset+1, …, offset+seq_len−1`` for every row of a batch.
 
     ``position_ids[b, t] = offset + t``: the absolute positions that index a learned table
-    (Radford et al. 2019, GPT-2; Devlin et al. 2019, BERT, arXiv 1810.04805), named like Hugging
+    (Radford et al. 2019, GPT-2; Devlin et al. 2019, BERT, arXiv:1810.04805), named like Hugging
     Face's ``position_ids``; ``offset`` is the number of tokens already in a KV cache during
     generation.
+
+    Equation:
+        position_ids[b, t] = offset + t
 
     Args:
         batch: batch size ``B``, an int >= 1.
@@ -56,6 +59,9 @@ def position_ids(
     Raises:
         TypeError: an argument is not an int.
         ValueError: ``batch < 1``, ``seq_len < 1`` or ``offset < 0``.
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     batch = check_positive_int("batch", batch)
     seq_len = check_positive_int("seq_len", seq_len)
@@ -68,10 +74,13 @@ class LearnedPositionalEmbedding(nn.Module):
     """A trainable table of absolute position vectors, ``forward(positions) = P[positions]``.
 
     ``P ∈ R^{max_len × d_model}`` is GPT-2's ``wpe`` / BERT's ``position_embeddings``
-    (Radford et al. 2019; Devlin et al. 2019, arXiv 1810.04805). It is initialised like Hugging
+    (Radford et al. 2019; Devlin et al. 2019, arXiv:1810.04805). It is initialised like Hugging
     Face's GPT-2 and BERT, ``P ~ N(0, init_std²)`` with ``init_std = 0.02`` (their
     ``initializer_range``), not PyTorch's ``nn.Embedding`` default N(0, 1). (OpenAI's GPT-2 code
     used std 0.01 for ``wpe``; BERT's code a normal truncated at two standard deviations.)
+
+    Equation:
+        forward(positions) = P[positions],  P ∈ R^(max_len × d_model),  P ~ N(0, init_std²)
 
     Args:
         max_len: number of rows, i.e. the longest sequence the model can read
@@ -79,13 +88,16 @@ class LearnedPositionalEmbedding(nn.Module):
         d_model: embedding width, an int >= 1.
         init_std: standard deviation of the initial weights, a real number > 0.
 
-    Shapes:
-        ``positions: [..., T]`` integer tensor  →  ``[..., T, d_model]`` in the table's dtype.
-
     Raises:
         TypeError: (forward) ``positions`` is not an integer tensor.
         ValueError: (forward) a position is < 0 or >= ``max_len`` (the message gives ``max_len``),
             or ``positions`` is a 0-d tensor.
+
+    Shapes:
+        ``positions: [..., T]`` integer tensor  →  ``[..., T, d_model]`` in the table's dtype.
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
 
     def __init__(self, max_len: int, d_model: int, *, init_std: float = DEFAULT_INIT_STD) -> None:
@@ -122,8 +134,11 @@ class TokenAndPositionEmbedding(nn.Module):
     """Token embedding plus learned absolute position embedding, the input layer of GPT-2.
 
     ``h[..., t, :] = wte[input_ids[..., t]] + wpe[offset + t]`` (Radford et al. 2019, GPT-2;
-    Devlin et al. 2019, BERT, arXiv 1810.04805, without BERT's segment embedding and LayerNorm).
+    Devlin et al. 2019, BERT, arXiv:1810.04805, without BERT's segment embedding and LayerNorm).
     Both tables start as N(0, init_std²), ``init_std = 0.02`` like Hugging Face's GPT-2.
+
+    Equation:
+        h[..., t, :] = wte[input_ids[..., t]] + wpe[offset + t]
 
     Args:
         vocab_size: number of token ids, an int >= 1.
@@ -131,13 +146,16 @@ class TokenAndPositionEmbedding(nn.Module):
         d_model: embedding width, an int >= 1.
         init_std: standard deviation of the initial weights, a real number > 0.
 
-    Shapes:
-        ``input_ids: [..., T]`` integer tensor (usually ``[B, T]``)  →  ``[..., T, d_model]``.
-
     Raises:
         TypeError: (forward) ``input_ids`` is not an integer tensor, ``offset`` not an int.
         ValueError: (forward) a token id is outside ``0 .. vocab_size−1``, ``offset < 0``, or
             ``offset + T > max_len`` (the message gives ``max_len``).
+
+    Shapes:
+        ``input_ids: [..., T]`` integer tensor (usually ``[B, T]``)  →  ``[..., T, d_model]``.
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
 
     def __init__(
@@ -158,7 +176,11 @@ class TokenAndPositionEmbedding(nn.Module):
 
     @property
     def max_len(self) -> int:
-        """Number of rows of the position table."""
+        """Number of rows of the position table.
+
+        Returns:
+            ``wpe.max_len``, the longest input the layer can embed.
+        """
         return self.wpe.max_len
 
     def forward(self, input_ids: torch.Tensor, *, offset: int = 0) -> torch.Tensor:

@@ -95,29 +95,51 @@ def _check_segment(index: int, segment: object, spatial_merge_size: int) -> tupl
     return kind, (t, h, w)
 
 
+def _check_segments(segments: object, spatial_merge_size: int) -> list[tuple[str, tuple]]:
+    """Every segment checked by :func:`_check_segment`; ``segments`` a non-empty sequence."""
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
+    if len(segments) == 0:
+        raise ValueError("segments must not be empty")
+    return [_check_segment(i, seg, spatial_merge_size) for i, seg in enumerate(segments)]
+
+
 def mrope_position_ids(
     segments: Sequence[tuple[str, int | tuple[int, int, int]]], *, spatial_merge_size: int = 2
 ) -> torch.Tensor:
     """(t, h, w) position ids of an interleaved text / image / video sequence, Qwen2-VL's rule.
 
-    Equations (Wang et al. 2024, arXiv:2409.12191, §2.1; transformers 4.x ``get_rope_index``):
-    a segment starts at s = 0 (first) or 1 + the largest id so far on any row;
-    text token k of a segment gets (s + k, s + k, s + k); a vision segment with patch grid (t, h, w)
-    and merge m has t·(h/m)·(w/m) tokens, token (a, b, c) in row-major order getting
-    (s + a, s + b, s + c). See the module docstring for where transformers 5.x and Qwen2.5-VL differ.
+    Follows Qwen2-VL §2.1 and transformers 4.x ``get_rope_index``. See the module docstring for
+    where transformers 5.x and Qwen2.5-VL differ.
 
-    ``segments`` is a sequence of ``("text", n_tokens)``, ``("image", (t, h, w))`` or
-    ``("video", (t, h, w))`` with (t, h, w) the patch grid *before* the spatial merge (what
-    transformers calls ``image_grid_thw`` / ``video_grid_thw``).
+    Equation:
+        a segment starts at s = 0 (first) or 1 + the largest id so far on any row;
+        text token k of a segment gets (s + k, s + k, s + k);
+        a vision segment with patch grid (t, h, w) and merge m has t·(h/m)·(w/m) tokens, token
+        (a, b, c) in row-major order getting (s + a, s + b, s + c)
 
-    Shapes: returns a LongTensor ``[3, T]`` (rows t, h, w), T the total number of tokens.
+    Args:
+        segments: a non-empty sequence of ``("text", n_tokens)``, ``("image", (t, h, w))`` or
+            ``("video", (t, h, w))``, with (t, h, w) the patch grid *before* the spatial merge
+            (what transformers calls ``image_grid_thw`` / ``video_grid_thw``).
+        spatial_merge_size: m, an int >= 1 that divides every h and w.
+
+    Returns:
+        The position ids, a LongTensor with rows t, h, w.
+
+    Raises:
+        TypeError: ``segments`` or one of them of the wrong type.
+        ValueError: empty ``segments``, an unknown kind, or sizes that are < 1 or not divisible
+            by ``spatial_merge_size``.
+
+    Shapes:
+        returns: [3, T], T the total number of tokens
+
+    References:
+        Wang et al., Qwen2-VL, arXiv:2409.12191.
     """
     spatial_merge_size = check_positive_int("spatial_merge_size", spatial_merge_size)
-    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
-        raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
-    if len(segments) == 0:
-        raise ValueError("segments must not be empty")
-    checked = [_check_segment(i, seg, spatial_merge_size) for i, seg in enumerate(segments)]
+    checked = _check_segments(segments, spatial_merge_size)
 
     blocks: list[torch.Tensor] = []
     start = 0
@@ -139,19 +161,28 @@ def mrope_position_ids(
 def with_vision_markers(
     segments: Sequence[tuple[str, int | tuple[int, int, int]]],
 ) -> list[tuple[str, int | tuple[int, int, int]]]:
-    """``segments`` with the text tokens ``<|vision_start|>`` and ``<|vision_end|>`` around each
-    image or video, as Qwen2-VL's chat template and processor place them.
+    """``segments`` with ``<|vision_start|>`` and ``<|vision_end|>`` around each vision span.
 
-    Qwen2-VL (Wang et al. 2024, arXiv:2409.12191) wraps every vision span in a start and an end
-    token; both are ordinary text tokens for M-RoPE (one id on all three rows), so
-    ``mrope_position_ids(with_vision_markers(segments))`` equals transformers'
-    ``get_rope_index`` on the token ids the processor builds (4.x; 5.x where its rule agrees).
-    Each marker becomes its own ``("text", 1)`` segment, so figures can show it.
+    Qwen2-VL's chat template and processor wrap every image or video in a start and an end token;
+    both are ordinary text tokens for M-RoPE (one id on all three rows), so
+    ``mrope_position_ids(with_vision_markers(segments))`` equals transformers' ``get_rope_index`` on
+    the token ids the processor builds (4.x; 5.x where its rule agrees). Each marker becomes its
+    own ``("text", 1)`` segment, so figures can show it.
 
-    Shapes: a list of ``len(segments) + 2 · (number of vision segments)`` segments.
+    Args:
+        segments: as :func:`mrope_position_ids`.
+
+    Returns:
+        The segments with the markers, a new list.
 
     Raises:
         TypeError, ValueError: as :func:`mrope_position_ids` for a malformed segment.
+
+    Shapes:
+        returns: len(segments) + 2 · (number of vision segments) segments
+
+    References:
+        Wang et al., Qwen2-VL, arXiv:2409.12191.
     """
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
         raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
@@ -171,16 +202,31 @@ def vision_axial_inv_freq(
     """Inverse frequencies of Qwen2-VL's *vision encoder* 2-D RoPE (axial, same for h and w).
 
     transformers' ``Qwen2VLVisionRotaryEmbedding`` ("simple axial 2D rope with same freqs used for
-    H and W grids"): with ``s = d_head / 2`` dimensions per axis,
-    ``θ_k = base^(−2k/s)`` for k = 0 … s/2 − 1, i.e. ``base^(−4k/d_head)``; the ``d_head/4``
-    frequencies rotate the patch's row in the first quarter of the slots and its column in the
-    second (the vision tower's default base is 10 000). The exponent's denominator is ``d_head/2``,
-    not ``d_head``, so the frequencies span the whole range from 1 down to about ``1/base``.
+    H and W grids"): the ``d_head/4`` frequencies rotate the patch's row in the first quarter of the
+    slots and its column in the second (the vision tower's default base is 10 000). The exponent's
+    denominator is ``d_head/2``, not ``d_head``, so the frequencies span the whole range from 1 down
+    to about ``1/base``. Computed in float32, as transformers does.
 
-    Shapes: returns ``[d_head // 4]`` float32.
+    Equation:
+        s = d_head / 2 dimensions per axis;  θ_k = base^(−2k/s) = base^(−4k/d_head),
+        k = 0 … s/2 − 1
+
+    Args:
+        d_head: head dimension of the vision tower, a positive multiple of 4.
+        base: the frequency base, a finite number > 0.
+        device: where to build the result (default: torch's default device).
+
+    Returns:
+        θ as float32.
 
     Raises:
         TypeError, ValueError: ``d_head`` not a positive multiple of 4; ``base`` not > 0.
+
+    Shapes:
+        returns: [d_head // 4]
+
+    References:
+        Wang et al., Qwen2-VL, arXiv:2409.12191.
     """
     d_head = check_positive_int("d_head", d_head)
     if d_head % 4:
@@ -205,15 +251,28 @@ def _check_sections(sections: object) -> tuple[int, int, int]:
 def mrope_slot_axes(sections: Sequence[int], layout: str = "chunked") -> torch.Tensor:
     """Which position row (0 = t, 1 = h, 2 = w) each frequency slot reads.
 
-    Equations: ``"chunked"`` (Wang et al. 2024, arXiv:2409.12191): axis(j) = 0 for
-    j < s_t, 1 for s_t ≤ j < s_t + s_h, 2 after. ``"interleaved"`` (Bai et al. 2025,
-    arXiv:2511.21631; transformers ``Qwen3VLTextRotaryEmbedding``): axis(j) = 1 if j mod 3 = 1 and
-    j < 3 s_h, 2 if j mod 3 = 2 and j < 3 s_w, else 0.
+    Equation:
+        "chunked" (Qwen2-VL): axis(j) = 0 for j < s_t, 1 for s_t ≤ j < s_t + s_h, 2 after.
+        "interleaved" (Qwen3-VL, transformers ``Qwen3VLTextRotaryEmbedding``): axis(j) = 1 if
+        j mod 3 = 1 and j < 3 s_h, 2 if j mod 3 = 2 and j < 3 s_w, else 0.
 
-    Shapes: ``sections`` = (s_t, s_h, s_w) -> LongTensor ``[s_t + s_h + s_w]`` (= d_head // 2).
+    Args:
+        sections: (s_t, s_h, s_w), three ints >= 0, not all 0.
+        layout: ``"chunked"`` or ``"interleaved"`` (see :data:`MROPE_LAYOUTS`).
 
-    Raises ``ValueError`` for an interleaved layout whose h or w slots would run past the last
-    slot (needs 3·s_h ≤ d_half + 1 and 3·s_w ≤ d_half).
+    Returns:
+        The axis of every slot, a LongTensor.
+
+    Raises:
+        TypeError: ``sections`` not a sequence of ints.
+        ValueError: not 3 sections, all 0, an unknown ``layout``, or an interleaved layout whose h
+            or w slots would run past the last slot (needs 3·s_h ≤ d_half + 1 and 3·s_w ≤ d_half).
+
+    Shapes:
+        returns: [s_t + s_h + s_w]  (= d_head // 2)
+
+    References:
+        Wang et al., Qwen2-VL, arXiv:2409.12191. Bai et al., Qwen3-VL, arXiv:2511.21631.
     """
     s_t, s_h, s_w = _check_sections(sections)
     layout = check_choice("layout", layout, MROPE_LAYOUTS)
@@ -243,13 +302,33 @@ def mrope_angles(
 ) -> torch.Tensor:
     """M-RoPE angles: slot j rotates by (position on its axis) · θ_j.
 
-    Equation: ``angles[..., n, j] = position_ids[axis(j), ..., n] · θ_j`` with axis(j) from
-    :func:`mrope_slot_axes` (Wang et al. 2024, arXiv:2409.12191; Bai et al. 2025,
-    arXiv:2511.21631). When the three rows are equal this is exactly
-    :func:`lib.rope.rope_angles`. Computed in float32 (see ``rope_angles``).
+    When the three rows are equal this is exactly :func:`lib.rope.rope_angles`. Computed in float32
+    (see ``rope_angles``); the cos/sin then go through :func:`lib.rope.apply_rope` unchanged.
 
-    Shapes: ``position_ids: [3, ..., T]`` (rows t, h, w; e.g. ``[3, B, T]``), ``inv_freq:
-    [d_head // 2]``, ``sections`` summing to d_head // 2 -> ``[..., T, d_head // 2]`` float32.
+    Equation:
+        angles[..., n, j] = position_ids[axis(j), ..., n] · θ_j,  axis(j) from :func:`mrope_slot_axes`
+
+    Args:
+        position_ids: integer or float32/float64 positions with rows t, h, w in dim 0.
+        inv_freq: θ, a 1-D floating tensor.
+        sections: (s_t, s_h, s_w), summing to ``len(inv_freq)``.
+        layout: ``"chunked"`` or ``"interleaved"``.
+
+    Returns:
+        The angles, float32.
+
+    Raises:
+        TypeError: wrong dtypes.
+        ValueError: ``position_ids`` not ``[3, ..., T]``, ``inv_freq`` not 1-D, or sections that
+            do not sum to ``len(inv_freq)`` (see also :func:`mrope_slot_axes`).
+
+    Shapes:
+        position_ids: [3, ..., T]  (e.g. [3, B, T])
+        inv_freq: [d_head // 2]
+        returns: [..., T, d_head // 2]
+
+    References:
+        Wang et al., Qwen2-VL, arXiv:2409.12191. Bai et al., Qwen3-VL, arXiv:2511.21631.
     """
     check_positions("position_ids", position_ids)
     check_ndim("position_ids", position_ids, minimum=2)
@@ -314,13 +393,8 @@ def segment_spans(
         Wang et al., Qwen2-VL, arXiv:2409.12191.
     """
     spatial_merge_size = check_positive_int("spatial_merge_size", spatial_merge_size)
-    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
-        raise TypeError(f"segments must be a sequence of (kind, size) pairs, got {segments!r}")
-    if len(segments) == 0:
-        raise ValueError("segments must not be empty")
     spans, cursor = [], 0
-    for i, segment in enumerate(segments):
-        kind, size = _check_segment(i, segment, spatial_merge_size)
+    for kind, size in _check_segments(segments, spatial_merge_size):
         if kind == "text":
             grid, n = None, size[0]
         else:

@@ -47,13 +47,12 @@ def position_ids_from_attention_mask(
 ) -> torch.Tensor:
     """Position ids of a padded batch: every row's real tokens count 0, 1, 2, … from its first one.
 
-    Equation: ``position_ids = cumsum(attention_mask, −1) − 1``, and ``pad_position`` wherever
-    ``attention_mask == 0`` — the rule transformers uses when it generates from a left-padded batch
-    (``GenerationMixin._prepare_position_ids_for_generation``; Wolf et al. 2020, arXiv:1910.03771).
-    For right padding the real tokens get ``0 … n−1`` as well.
+    This is the rule transformers uses when it generates from a left-padded batch
+    (``GenerationMixin._prepare_position_ids_for_generation``). For right padding the real tokens
+    get ``0 … n−1`` as well.
 
-    Shapes: ``attention_mask: [B, T]`` (or ``[..., T]``) of 0/1 integers or bools -> ``[..., T]``
-    int64 on the same device.
+    Equation:
+        position_ids = cumsum(attention_mask, −1) − 1, and pad_position where attention_mask == 0
 
     Args:
         attention_mask: 1 for a real token, 0 for padding, along the last axis.
@@ -68,6 +67,13 @@ def position_ids_from_attention_mask(
             an int.
         ValueError: ``attention_mask`` has fewer than 2 dimensions or values other than 0 and 1, or
             ``pad_position`` is negative.
+
+    Shapes:
+        ``attention_mask: [B, T]`` (or ``[..., T]``) of 0/1 integers or bools -> ``[..., T]``
+        int64 on the same device.
+
+    References:
+        Wolf et al., HuggingFace's Transformers, arXiv:1910.03771.
     """
     _check_mask(attention_mask)
     pad_position = check_int("pad_position", pad_position, minimum=0)
@@ -78,12 +84,12 @@ def position_ids_from_attention_mask(
 def opt_position_ids(attention_mask: torch.Tensor, *, offset: int = 2) -> torch.Tensor:
     """The table rows an OPT-style learned embedding reads: mask-derived ids plus a fixed offset.
 
-    Equation: ``rows = cumsum(attention_mask, −1) · attention_mask − 1 + offset``: real tokens read
-    rows ``offset, offset+1, …``, padded slots read row ``offset − 1`` (transformers'
-    ``OPTLearnedPositionalEmbedding``, ``offset = 2``; Zhang et al. 2022, arXiv:2205.01068). The
-    table therefore needs ``max_positions + offset`` rows.
+    Real tokens read rows ``offset, offset+1, …``, padded slots read row ``offset − 1``
+    (transformers' ``OPTLearnedPositionalEmbedding``, ``offset = 2``). The table therefore needs
+    ``max_positions + offset`` rows.
 
-    Shapes: ``attention_mask: [..., T]`` -> ``[..., T]`` int64.
+    Equation:
+        rows = cumsum(attention_mask, −1) · attention_mask − 1 + offset
 
     Args:
         attention_mask: 1 for a real token, 0 for padding, along the last axis.
@@ -96,6 +102,12 @@ def opt_position_ids(attention_mask: torch.Tensor, *, offset: int = 2) -> torch.
         TypeError: ``attention_mask`` is not an integer or bool tensor, or ``offset`` is not an
             int.
         ValueError: bad mask values or dimensions, or ``offset`` < 1.
+
+    Shapes:
+        ``attention_mask: [..., T]`` -> ``[..., T]`` int64.
+
+    References:
+        Zhang et al., OPT, arXiv:2205.01068.
     """
     _check_mask(attention_mask)
     offset = check_int("offset", offset, minimum=1)

@@ -4,11 +4,11 @@ Absolute schemes (chapters 6–7) add a vector per *position* to the input. The 
 attention itself so that the score of query ``i`` and key ``j`` depends on the offset ``j − i``:
 
 - Shaw, Uszkoreit & Vaswani 2018, "Self-Attention with Relative Position Representations",
-  arXiv 1803.02155: learned vectors ``a^K_{ij} = w^K_{clip(j − i, k)}`` added to the keys (and
+  arXiv:1803.02155: learned vectors ``a^K_{ij} = w^K_{clip(j − i, k)}`` added to the keys (and
   optionally ``a^V_{ij}`` to the values), ``2k + 1`` of each (:func:`shaw_relative_index`,
   :func:`shaw_attention`, :class:`ShawRelativeEmbeddings`).
 - Raffel et al. 2020, "Exploring the Limits of Transfer Learning with a Unified Text-to-Text
-  Transformer" (T5), arXiv 1910.10683, section 2.1: one learned *scalar* per head and offset
+  Transformer" (T5), arXiv:1910.10683, section 2.1: one learned *scalar* per head and offset
   bucket, added to the logits; offsets up to ``num_buckets/2`` (per direction) get their own
   bucket, larger ones share logarithmically wider buckets up to ``max_distance``
   (:func:`t5_relative_position_bucket`, :func:`t5_relative_bias`, :class:`T5RelativeBias`).
@@ -21,7 +21,6 @@ the past.
 from __future__ import annotations
 
 import math
-from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -84,7 +83,7 @@ def t5_relative_position_bucket(
 ) -> torch.Tensor:
     """Map offsets ``j − i`` to T5's relative-attention buckets.
 
-    Raffel et al. 2020 (T5, arXiv 1910.10683), section 2.1; the same computation as transformers'
+    Raffel et al. 2020 (T5, arXiv:1910.10683), section 2.1; the same computation as transformers'
     ``T5Attention._relative_position_bucket`` (from Mesh TensorFlow). With ``n`` buckets per
     direction (``num_buckets/2`` when ``bidirectional``, keys after the query then get ``+n``;
     ``num_buckets`` otherwise, where keys after the query fall into bucket 0) and
@@ -96,6 +95,9 @@ def t5_relative_position_bucket(
     so the first ``n/2`` offsets are exact and the rest are log-spaced up to ``max_distance``,
     beyond which every offset shares the last bucket. The logarithm is taken in float32, as in
     transformers, so the bucket edges agree exactly.
+
+    Equation:
+        bucket(r) = r if r < n/2, else min(n − 1, n/2 + ⌊ln(r / (n/2)) / ln(max_distance / (n/2)) · n/2⌋)
 
     Args:
         relative_position: ``[...]`` integer tensor of offsets ``key_position − query_position``.
@@ -110,6 +112,9 @@ def t5_relative_position_bucket(
     Raises:
         TypeError: ``relative_position`` not an integer tensor; other arguments of the wrong type.
         ValueError: ``num_buckets`` or ``max_distance`` out of range (see Args).
+
+    References:
+        Raffel et al., T5, arXiv:1910.10683.
     """
     check_integer_tensor("relative_position", relative_position)
     n = _check_bucket_args(bidirectional, num_buckets, max_distance)
@@ -152,11 +157,14 @@ def t5_relative_bias(
 ) -> torch.Tensor:
     """T5's learned relative bias ``b[h, i, j] = table[bucket(j − i), h]``, ready to add to scores.
 
-    Raffel et al. 2020 (T5, arXiv 1910.10683), section 2.1: "each 'embedding' is simply a scalar
+    Raffel et al. 2020 (T5, arXiv:1910.10683), section 2.1: "each 'embedding' is simply a scalar
     that is added to the corresponding logit", one per head and bucket, shared across layers in T5.
     Equals transformers' ``T5Attention.compute_bias(query_length, key_length,
     past_seen_tokens=query_offset)[0]`` when ``table`` is its ``relative_attention_bias.weight``.
     ``num_buckets`` is ``table.shape[0]``.
+
+    Equation:
+        b[h, i, j] = table[bucket(j − i), h]
 
     Args:
         table: ``[num_buckets, n_heads]`` floating (the layout of ``nn.Embedding(num_buckets,
@@ -175,6 +183,9 @@ def t5_relative_bias(
         TypeError: ``table`` not a floating tensor; a length or offset not an int.
         ValueError: ``table`` not 2-D; lengths < 1; ``query_offset`` < 0; bucket arguments out of
             range.
+
+    References:
+        Raffel et al., T5, arXiv:1910.10683.
     """
     check_floating("table", table)
     if table.dim() != 2:
@@ -195,10 +206,13 @@ def t5_relative_bias(
 class T5RelativeBias(nn.Module):
     """T5's relative position bias as a module: a learned ``[num_buckets, n_heads]`` table.
 
-    Raffel et al. 2020 (arXiv 1910.10683), section 2.1. The table is
+    Raffel et al. 2020 (arXiv:1910.10683), section 2.1. The table is
     ``self.relative_attention_bias``, an ``nn.Embedding(num_buckets, n_heads)`` named as in
     transformers' ``T5Attention``, so its weights load from a T5 checkpoint unchanged.
     ``forward(T_q, T_k)`` returns :func:`t5_relative_bias` of the table.
+
+    Equation:
+        b[h, i, j] = relative_attention_bias.weight[bucket(j − i), h]
 
     Args:
         n_heads: number of heads, an int >= 1.
@@ -208,6 +222,9 @@ class T5RelativeBias(nn.Module):
 
     Raises:
         TypeError, ValueError: as :func:`t5_relative_position_bucket`; ``n_heads`` < 1.
+
+    References:
+        Raffel et al., T5, arXiv:1910.10683.
     """
 
     def __init__(
@@ -257,10 +274,13 @@ def shaw_relative_index(
 ) -> torch.Tensor:
     """Row of Shaw et al.'s table used by each (query, key) pair: ``clip(j − i, k) + k``.
 
-    Shaw et al. 2018 (arXiv 1803.02155), section 3.2: ``a_{ij} = w_{clip(j − i, k)}`` with
+    Shaw et al. 2018 (arXiv:1803.02155), section 3.2: ``a_{ij} = w_{clip(j − i, k)}`` with
     ``clip(x, k) = max(−k, min(k, x))``, so ``2k + 1`` learned vectors ``w_{−k} … w_k``; row
     ``r`` of a ``[2k + 1, d]`` table holds ``w_{r − k}`` (the layout of tensor2tensor's
     ``_generate_relative_positions_matrix``).
+
+    Equation:
+        index[i, j] = clip(j − i, k) + k,  clip(x, k) = max(−k, min(k, x))
 
     Args:
         query_length: ``T_q``, an int >= 1.
@@ -274,6 +294,9 @@ def shaw_relative_index(
     Raises:
         TypeError: an argument not an int.
         ValueError: an argument < 1.
+
+    References:
+        Shaw et al., Self-Attention with Relative Position Representations, arXiv:1803.02155.
     """
     query_length = check_positive_int("query_length", query_length)
     key_length = check_positive_int("key_length", key_length)
@@ -297,39 +320,6 @@ def _check_table(name: str, table: torch.Tensor, d: int, like: torch.Tensor) -> 
     return (table.shape[0] - 1) // 2
 
 
-@overload
-def shaw_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    rel_keys: torch.Tensor,
-    rel_values: torch.Tensor | None = ...,
-    *,
-    causal: bool = ...,
-    return_weights: Literal[False] = ...,
-) -> torch.Tensor: ...
-@overload
-def shaw_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    rel_keys: torch.Tensor,
-    rel_values: torch.Tensor | None = ...,
-    *,
-    causal: bool = ...,
-    return_weights: Literal[True],
-) -> tuple[torch.Tensor, torch.Tensor]: ...
-@overload
-def shaw_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    rel_keys: torch.Tensor,
-    rel_values: torch.Tensor | None = ...,
-    *,
-    causal: bool = ...,
-    return_weights: bool,
-) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: ...
 def shaw_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -342,7 +332,7 @@ def shaw_attention(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Self-attention with Shaw et al.'s clipped relative position representations.
 
-    Shaw et al. 2018 (arXiv 1803.02155), equations 3–4, with ``a_{ij} = w_{clip(j − i, k)}``::
+    Shaw et al. 2018 (arXiv:1803.02155), equations 3–4, with ``a_{ij} = w_{clip(j − i, k)}``::
 
         e_ij = q_i · (k_j + a^K_ij) / sqrt(d)
         z_i  = Σ_j softmax_j(e_ij) · (v_j + a^V_ij)
@@ -350,6 +340,9 @@ def shaw_attention(
     computed as in the paper's section 3.3 (``q kᵀ`` plus a second term ``q_i · a^K_ij``, without
     materialising ``k_j + a^K_ij``). ``k`` is read from the tables' ``2k + 1`` rows; one table is
     shared by every head, as in the paper. Scores and softmax in float32.
+
+    Equation:
+        e_ij = q_i · (k_j + a^K_ij) / sqrt(d),  z_i = Σ_j softmax_j(e_ij) · (v_j + a^V_ij),  a_ij = w_clip(j − i, k)
 
     Args:
         q, k, v: ``[..., T, d]`` floating, same shape, dtype and device.
@@ -366,6 +359,9 @@ def shaw_attention(
     Raises:
         TypeError: a tensor not floating; ``causal``/``return_weights`` not bools.
         ValueError: shapes, dtypes or devices that do not match (see Args).
+
+    References:
+        Shaw et al., Self-Attention with Relative Position Representations, arXiv:1803.02155.
     """
     for name, x in (("q", q), ("k", k), ("v", v)):
         check_floating(name, x)
@@ -400,9 +396,12 @@ def shaw_attention(
 class ShawRelativeEmbeddings(nn.Module):
     """Shaw et al.'s learned tables ``w^K`` (and optionally ``w^V``), ``2k + 1`` rows of ``d``.
 
-    Shaw et al. 2018 (arXiv 1803.02155). ``forward(q, k, v)`` is :func:`shaw_attention` with the
+    Shaw et al. 2018 (arXiv:1803.02155). ``forward(q, k, v)`` is :func:`shaw_attention` with the
     module's tables. Initialised with ``nn.Embedding``'s default ``N(0, 1)``, scaled by
     ``1/sqrt(d)`` so that the relative term starts no larger than the content term.
+
+    Equation:
+        a^K_ij = w^K_clip(j − i, k),  a^V_ij = w^V_clip(j − i, k)
 
     Args:
         d_head: ``d``, the per-head dimension, an int >= 1.
@@ -411,6 +410,9 @@ class ShawRelativeEmbeddings(nn.Module):
 
     Raises:
         TypeError, ValueError: an argument of the wrong type or < 1.
+
+    References:
+        Shaw et al., Self-Attention with Relative Position Representations, arXiv:1803.02155.
     """
 
     def __init__(self, d_head: int, max_relative_position: int, *, values: bool = True) -> None:
@@ -428,7 +430,9 @@ class ShawRelativeEmbeddings(nn.Module):
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False
     ) -> torch.Tensor:
         """``out: [..., T, d]``, :func:`shaw_attention` with this module's tables."""
-        return shaw_attention(q, k, v, self.rel_keys, self.rel_values, causal=causal)
+        rel_keys, rel_values = self.rel_keys, self.rel_values
+        out, _ = shaw_attention(q, k, v, rel_keys, rel_values, causal=causal, return_weights=True)
+        return out
 
     def extra_repr(self) -> str:
         return (

@@ -79,18 +79,31 @@ _CPU_CHUNK_ELEMENTS = 1 << 19
 def rope_inv_freq(d_head: int, base: float = 10000.0) -> torch.Tensor:
     """Inverse frequencies θ_i = base^(−2i/d_head) of RoPE, one per rotated pair.
 
-    Equation: ``θ_i = 1 / base^(2i / d_head)`` for ``i = 0 … d_head/2 − 1`` (Su et al. 2021,
-    arXiv:2104.09864, eq. 15).
-
     Computed in float64 and rounded once to float32, so each value is the float32 nearest to the
     exact θ_i. Hugging Face transformers (``LlamaRotaryEmbedding.compute_default_rope_parameters``,
     5.x) evaluates the same expression in float32; its values differ from these by at most a few
     float32 ulps (≤ 1 ulp for d_head = 64, 128, 256; up to ~4e-7 relative for d_head = 80, 96).
 
-    Shapes: returns ``[d_head // 2]`` float32.
+    Equation:
+        θ_i = 1 / base^(2i / d_head),  i = 0 … d_head/2 − 1   (RoFormer, eq. 15)
 
-    Raises ``TypeError``/``ValueError`` if ``d_head`` is not a positive even int, ``base`` is not
-    a finite number > 1, or ``base`` is so large that some θ_i is 0 in float32.
+    Args:
+        d_head: head dimension, a positive even int.
+        base: the frequency base, a finite number > 1.
+
+    Returns:
+        θ as float32.
+
+    Raises:
+        TypeError: ``d_head`` not an int or ``base`` not a real number.
+        ValueError: ``d_head`` odd or < 2, ``base <= 1`` or not finite, or ``base`` so large that
+            some θ_i is 0 in float32.
+
+    Shapes:
+        returns: [d_head // 2]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
     d_head = check_even("d_head", d_head)
     base = check_base("base", base)
@@ -107,22 +120,36 @@ def rope_inv_freq(d_head: int, base: float = 10000.0) -> torch.Tensor:
 def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
     """Rotation angles m·θ_i for every position m and pair i.
 
-    Equation: ``angles[..., t, i] = positions[..., t] · inv_freq[i]`` (Su et al. 2021,
-    arXiv:2104.09864).
-
-    ``positions`` may be an integer tensor or a float32/float64 tensor (fractional positions appear in
-    position interpolation, Chen et al. 2023, arXiv:2306.15595). 16-bit float positions are refused:
+    ``positions`` may be an integer tensor or a float32/float64 tensor (fractional positions appear
+    in position interpolation, Chen et al., arXiv:2306.15595). 16-bit float positions are refused:
     bfloat16 cannot even represent 257, so the damage is done before this function sees them.
     ``inv_freq`` of any floating dtype is upcast to float32 (a bfloat16 ``inv_freq`` has already lost
     its precision; pass float32). The product is formed in float32 (float64 if either input is
     float64) and returned as float32 — the same arithmetic as transformers' rotary embeddings
     (integer positions are exact in float32 up to 2^24 = 16,777,216).
 
-    Shapes: ``positions: [..., T]``, ``inv_freq: [d_half]`` -> ``[..., T, d_half]`` float32.
+    Equation:
+        angles[..., t, i] = positions[..., t] · inv_freq[i]
 
-    Raises ``TypeError``/``ValueError`` for the wrong dtypes or shapes, an empty ``inv_freq``, or
-    (for CPU tensors; on other devices value checks are skipped, see
-    :func:`lib._checks.values_checkable`) NaN/inf in ``positions`` or ``inv_freq``.
+    Args:
+        positions: integer or float32/float64 positions, at least 1-D.
+        inv_freq: θ, a non-empty 1-D floating tensor on the device of ``positions``.
+
+    Returns:
+        The angles, float32.
+
+    Raises:
+        TypeError: wrong dtypes (see above).
+        ValueError: wrong shapes, an empty ``inv_freq``, different devices, or (CPU tensors only,
+            see :func:`lib._checks.values_checkable`) NaN/inf in ``positions`` or ``inv_freq``.
+
+    Shapes:
+        positions: [..., T]
+        inv_freq: [d_half]
+        returns: [..., T, d_half]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864. Chen et al., Position Interpolation, arXiv:2306.15595.
     """
     check_positions("positions", positions)
     check_ndim("positions", positions, minimum=1)
@@ -148,14 +175,31 @@ def rope_frequencies(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Cosine and sine tables of the RoPE angles for positions 0 … max_len − 1.
 
-    Equation: ``cos[m, i] = cos(m θ_i)``, ``sin[m, i] = sin(m θ_i)``, θ_i = base^(−2i/d_head)
-    (Su et al. 2021, arXiv:2104.09864).
+    One column per pair, not duplicated to ``d_head`` the way transformers' ``LlamaRotaryEmbedding``
+    returns them. The angles (float32 positions times float32 θ, as :func:`rope_angles`) are formed
+    block by block in the ``sin`` table itself, so the peak memory stays close to the two tables.
+    Callers slice the rows of their positions before :func:`apply_rope` (e.g. ``cos[:T]``).
 
-    Shapes: returns ``(cos, sin)``, each ``[max_len, d_head // 2]`` float32 — one column per pair,
-    not duplicated to ``d_head`` the way transformers' ``LlamaRotaryEmbedding`` returns them.
+    Equation:
+        cos[m, i] = cos(m θ_i),  sin[m, i] = sin(m θ_i),  θ_i = base^(−2i/d_head)
 
-    The angles (float32 positions times float32 θ, as :func:`rope_angles`) are formed block by
-    block in the ``sin`` table itself, so the peak memory stays close to the two tables.
+    Args:
+        d_head: head dimension, a positive even int.
+        max_len: number of positions (rows), an int >= 1.
+        base: the frequency base, a finite number > 1.
+
+    Returns:
+        ``(cos, sin)``, float32.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: see :func:`rope_inv_freq`; ``max_len < 1``; tables that cannot fit in memory.
+
+    Shapes:
+        returns: ([max_len, d_head // 2], [max_len, d_head // 2])
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
     d_head = check_even("d_head", d_head)
     max_len = check_positive_int("max_len", max_len)
@@ -180,11 +224,27 @@ def rope_frequencies(
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
     """Hugging Face's ``rotate_half``: ``[x1, x2] -> [−x2, x1]`` on the two halves of the last dim.
 
-    Equation: with ``x = [x1, x2]`` split at d/2, RoPE in the "half" pairing is
-    ``x · [cos, cos] + rotate_half(x) · [sin, sin]`` (GPT-NeoX, Black et al. 2022, arXiv:2204.06745;
-    transformers ``models/llama/modeling_llama.py``).
+    With it, RoPE in the "half" pairing is written with tables of width d_head (transformers
+    ``models/llama/modeling_llama.py``).
 
-    Shapes: ``x: [..., d]`` (d even) -> ``[..., d]``.
+    Equation:
+        rotate_half([x1, x2]) = [−x2, x1];  RoPE(x) = x · [cos, cos] + rotate_half(x) · [sin, sin]
+
+    Args:
+        x: a floating tensor with an even last dimension.
+
+    Returns:
+        The rotated halves, shape and dtype of ``x``.
+
+    Raises:
+        TypeError: ``x`` not floating.
+        ValueError: ``x`` 0-d or with an odd last dimension.
+
+    Shapes:
+        x: [..., d] -> [..., d]
+
+    References:
+        Black et al., GPT-NeoX-20B, arXiv:2204.06745.
     """
     check_floating("x", x)
     check_ndim("x", x, minimum=1)
@@ -297,19 +357,12 @@ def apply_rope_reference(
 ) -> torch.Tensor:
     """Readable RoPE: split x into pairs, rotate each pair, put the pairs back.
 
-    Same arguments, checks and result as :func:`apply_rope`, which is tested equal to this and
-    runs it everywhere except its one fast path (CPU, no autograd).
-
-    Equation:
-        For pair i of position m, with (a, b) = (i, i + d/2) for ``pairing="half"`` and
-        (2i, 2i + 1) for ``pairing="interleaved"``:
-
-            y_a = x_a cos(m θ_i) − x_b sin(m θ_i)
-            y_b = x_b cos(m θ_i) + x_a sin(m θ_i)
+    Same arguments, checks, equation and result as :func:`apply_rope`, which is tested equal to
+    this and runs it everywhere except its one fast path (CPU, no autograd).
 
     Args:
         x: queries or keys, a floating tensor with an even last dimension.
-        cos: cos(m θ_i), floating, broadcastable to ``[..., T, d_head // 2]``.
+        cos: cos(m θ_i), broadcastable to ``[..., T, d_head // 2]``.
         sin: sin(m θ_i), same shape as ``cos``.
         pairing: ``"half"`` or ``"interleaved"`` (see :data:`PAIRINGS`).
 
@@ -318,13 +371,7 @@ def apply_rope_reference(
         ``x``) and rounded once.
 
     Raises:
-        TypeError: a non-floating ``x``, ``cos`` or ``sin``.
-        ValueError: see :func:`apply_rope`.
-
-    Shapes:
-        x: [..., T, d_head]
-        cos, sin: broadcastable to [..., T, d_head // 2]
-        returns: [..., T, d_head]
+        TypeError, ValueError: as :func:`apply_rope`.
 
     References:
         Su et al., RoFormer, arXiv:2104.09864.
@@ -437,14 +484,29 @@ def apply_rope(
 def interleaved_to_half_permutation(d_head: int) -> torch.Tensor:
     """Index ``perm`` that reorders an interleaved-pairing head into the half-pairing layout.
 
-    Equation: ``perm = [0, 2, 4, …, d−2, 1, 3, …, d−1]``, so ``y = x[..., perm]`` puts pair
-    (2i, 2i+1) of x at (i, i + d/2) of y, and
-    ``apply_rope(x[..., perm], cos, sin, pairing="half")
-    == apply_rope(x, cos, sin, pairing="interleaved")[..., perm]``.
-    This is the per-head row order of transformers' ``convert_llama_weights_to_hf.py`` ``permute``
-    (Meta LLaMA, Touvron et al. 2023, arXiv:2302.13971 -> GPT-NeoX layout, arXiv:2204.06745).
+    ``y = x[..., perm]`` puts pair (2i, 2i+1) of x at (i, i + d/2) of y. This is the per-head row
+    order of transformers' ``convert_llama_weights_to_hf.py`` ``permute`` (Meta LLaMA layout ->
+    GPT-NeoX layout).
 
-    Shapes: returns a LongTensor ``[d_head]``.
+    Equation:
+        perm = [0, 2, 4, …, d−2, 1, 3, …, d−1];
+        apply_rope(x[..., perm], cos, sin, pairing="half")
+            == apply_rope(x, cos, sin, pairing="interleaved")[..., perm]
+
+    Args:
+        d_head: head dimension, a positive even int.
+
+    Returns:
+        The permutation, a LongTensor.
+
+    Raises:
+        TypeError, ValueError: ``d_head`` not a positive even int.
+
+    Shapes:
+        returns: [d_head]
+
+    References:
+        Touvron et al., LLaMA, arXiv:2302.13971. Black et al., GPT-NeoX-20B, arXiv:2204.06745.
     """
     d_head = check_even("d_head", d_head)
     return torch.cat((torch.arange(0, d_head, 2), torch.arange(1, d_head, 2)))
@@ -453,11 +515,23 @@ def interleaved_to_half_permutation(d_head: int) -> torch.Tensor:
 def half_to_interleaved_permutation(d_head: int) -> torch.Tensor:
     """Inverse of :func:`interleaved_to_half_permutation`: half-pairing layout -> interleaved.
 
-    Equation: ``inv[2i] = i``, ``inv[2i + 1] = i + d/2``, i.e. ``[0, d/2, 1, d/2 + 1, …]``; then
-    ``x[..., perm][..., inv] == x`` (RoFormer, Su et al. 2021, arXiv:2104.09864; GPT-NeoX,
-    arXiv:2204.06745).
+    Equation:
+        inv[2i] = i,  inv[2i + 1] = i + d/2,  i.e. [0, d/2, 1, d/2 + 1, …];  x[..., perm][..., inv] == x
 
-    Shapes: returns a LongTensor ``[d_head]``.
+    Args:
+        d_head: head dimension, a positive even int.
+
+    Returns:
+        The permutation, a LongTensor.
+
+    Raises:
+        TypeError, ValueError: ``d_head`` not a positive even int.
+
+    Shapes:
+        returns: [d_head]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864. Black et al., GPT-NeoX-20B, arXiv:2204.06745.
     """
     d_head = check_even("d_head", d_head)
     half = d_head // 2
@@ -482,16 +556,32 @@ def _check_qk_weight(w: torch.Tensor, n_heads: int) -> tuple[int, int]:
 def permute_qk_weight_meta_to_hf(w: torch.Tensor, n_heads: int) -> torch.Tensor:
     """Reorder the rows of a Meta-layout q/k projection for transformers' half-pairing RoPE.
 
-    Equation: within each head, new row ``j·d/2 + i`` = old row ``2i + j`` (j ∈ {0, 1}), i.e. rows
-    ``[..., perm]`` with ``perm = interleaved_to_half_permutation(d_head)``; written as transformers'
-    ``convert_llama_weights_to_hf.py`` does it:
-    ``w.view(n_heads, d_head // 2, 2, d_in).transpose(1, 2).reshape(n_heads * d_head, d_in)``.
-    Since ``q = W x``, the converted model's q is the Meta q permuted, and half-pairing RoPE on it
-    equals the permuted interleaved RoPE (Touvron et al. 2023, arXiv:2302.13971).
+    Written as transformers' ``convert_llama_weights_to_hf.py`` does it. Since ``q = W x``, the
+    converted model's q is the Meta q permuted, and half-pairing RoPE on it equals the permuted
+    interleaved RoPE. For grouped-query attention pass the number of heads held in ``w``
+    (``n_kv_heads`` for k).
 
-    For grouped-query attention pass the number of heads held in ``w`` (``n_kv_heads`` for k).
+    Equation:
+        within each head, new row j·d/2 + i = old row 2i + j (j ∈ {0, 1}), i.e. rows [..., perm] with
+        perm = interleaved_to_half_permutation(d_head):
+        w.view(n_heads, d_head // 2, 2, d_in).transpose(1, 2).reshape(n_heads * d_head, d_in)
 
-    Shapes: ``w: [n_heads * d_head, d_in]`` -> same shape.
+    Args:
+        w: the projection weight, 2-D, ``n_heads`` heads of an even size stacked along dim 0.
+        n_heads: the number of heads in ``w``, an int >= 1.
+
+    Returns:
+        The reordered weight, shape of ``w``.
+
+    Raises:
+        TypeError: ``w`` not a tensor or ``n_heads`` not an int.
+        ValueError: ``w`` not 2-D, rows not divisible by ``n_heads``, or an odd head size.
+
+    Shapes:
+        w: [n_heads * d_head, d_in] -> [n_heads * d_head, d_in]
+
+    References:
+        Touvron et al., LLaMA, arXiv:2302.13971.
     """
     n_heads, d_head = _check_qk_weight(w, n_heads)
     d_in = w.shape[1]
@@ -502,10 +592,24 @@ def permute_qk_weight_meta_to_hf(w: torch.Tensor, n_heads: int) -> torch.Tensor:
 def permute_qk_weight_hf_to_meta(w: torch.Tensor, n_heads: int) -> torch.Tensor:
     """Inverse of :func:`permute_qk_weight_meta_to_hf`: transformers layout -> Meta layout.
 
-    Equation: within each head, new row ``2i + j`` = old row ``j·d/2 + i``
-    (Touvron et al. 2023, arXiv:2302.13971; GPT-NeoX layout, arXiv:2204.06745).
+    Equation:
+        within each head, new row 2i + j = old row j·d/2 + i
 
-    Shapes: ``w: [n_heads * d_head, d_in]`` -> same shape.
+    Args:
+        w: the projection weight, 2-D, ``n_heads`` heads of an even size stacked along dim 0.
+        n_heads: the number of heads in ``w``, an int >= 1.
+
+    Returns:
+        The reordered weight, shape of ``w``.
+
+    Raises:
+        TypeError, ValueError: as :func:`permute_qk_weight_meta_to_hf`.
+
+    Shapes:
+        w: [n_heads * d_head, d_in] -> [n_heads * d_head, d_in]
+
+    References:
+        Touvron et al., LLaMA, arXiv:2302.13971. Black et al., GPT-NeoX-20B, arXiv:2204.06745.
     """
     n_heads, d_head = _check_qk_weight(w, n_heads)
     d_in = w.shape[1]
@@ -519,13 +623,28 @@ def permute_qk_weight_hf_to_meta(w: torch.Tensor, n_heads: int) -> torch.Tensor:
 
 
 def precompute_freqs_cis(d_head: int, end: int, base: float = 10000.0) -> torch.Tensor:
-    """Unit complex numbers e^{i m θ_k} for positions m = 0 … end − 1, as in Meta's LLaMA code.
+    """Unit complex numbers e^(i m θ_k) for positions m = 0 … end − 1, as in Meta's LLaMA code.
 
-    Equation: ``freqs_cis[m, k] = cos(m θ_k) + i sin(m θ_k) = polar(1, m θ_k)``,
-    θ_k = base^(−2k/d_head) (Su et al. 2021, arXiv:2104.09864, §3.4.2; Touvron et al. 2023,
-    arXiv:2302.13971, ``precompute_freqs_cis``).
+    Equation:
+        freqs_cis[m, k] = cos(m θ_k) + i sin(m θ_k) = polar(1, m θ_k),  θ_k = base^(−2k/d_head)
 
-    Shapes: returns ``[end, d_head // 2]`` complex64.
+    Args:
+        d_head: head dimension, a positive even int.
+        end: number of positions (rows), an int >= 1.
+        base: the frequency base, a finite number > 1.
+
+    Returns:
+        The rotors, complex64.
+
+    Raises:
+        TypeError, ValueError: see :func:`rope_inv_freq`; ``end < 1``.
+
+    Shapes:
+        returns: [end, d_head // 2]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864 (§3.4.2).
+        Touvron et al., LLaMA, arXiv:2302.13971 (``precompute_freqs_cis``).
     """
     d_head = check_even("d_head", d_head)
     end = check_positive_int("end", end)
@@ -536,16 +655,34 @@ def precompute_freqs_cis(d_head: int, end: int, base: float = 10000.0) -> torch.
 def apply_rotary_emb_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
     """RoPE as complex multiplication: pair (2k, 2k+1) is the complex number x_2k + i x_2k+1.
 
-    Equation: ``z_k = x_2k + i x_2k+1``, ``z'_k = z_k · e^{i m θ_k}``, ``(y_2k, y_2k+1) =
-    (Re z'_k, Im z'_k)`` — the interleaved pairing (Su et al. 2021, arXiv:2104.09864, §3.2; Meta
-    LLaMA ``apply_rotary_emb``, Touvron et al. 2023, arXiv:2302.13971). Computed in complex64
-    (float32 parts) and cast back to x's dtype; equals ``apply_rope(x, cos, sin,
-    pairing="interleaved")``.
+    The interleaved pairing, as Meta LLaMA's ``apply_rotary_emb``; equals ``apply_rope(x, cos, sin,
+    pairing="interleaved")``. Computed in complex64 (float32 parts) and cast back to x's dtype.
+    Same table contract as :func:`apply_rope`: ``freqs_cis`` broadcasts to ``[..., T, d_head // 2]``,
+    the caller slices it (Meta: ``freqs_cis[start_pos : start_pos + seqlen]``). Meta's code is
+    batch-first too, ``[B, T, H, d]``, with the heads after the sequence axis; this library puts
+    them before it, ``[B, H, T, d]``.
 
-    Shapes: ``x: [..., T, d_head]``; ``freqs_cis``: ``[T_max, d_head // 2]`` complex (first T rows
-    used) or broadcastable to ``[..., T, d_head // 2]`` -> ``[..., T, d_head]``, dtype of x.
-    (Meta's code is batch-first too, ``[B, T, H, d]``, with the heads after the sequence axis;
-    this library puts them before it, ``[B, H, T, d]``.)
+    Equation:
+        z_k = x_2k + i x_2k+1,  z'_k = z_k · e^(i m θ_k),  (y_2k, y_2k+1) = (Re z'_k, Im z'_k)
+
+    Args:
+        x: queries or keys, a floating tensor with an even last dimension.
+        freqs_cis: e^(i m θ_k), a complex tensor broadcastable to ``[..., T, d_head // 2]``.
+
+    Returns:
+        The rotated tensor, shape and dtype of ``x``.
+
+    Raises:
+        TypeError: ``x`` not floating or ``freqs_cis`` not complex.
+        ValueError: as for the tables of :func:`apply_rope`.
+
+    Shapes:
+        x: [..., T, d_head]
+        freqs_cis: broadcastable to [..., T, d_head // 2]
+        returns: [..., T, d_head]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864 (§3.2). Touvron et al., LLaMA, arXiv:2302.13971.
     """
     check_floating("x", x)
     check_ndim("x", x, minimum=2)

@@ -1,6 +1,6 @@
 """Sinusoidal positional encoding.
 
-Vaswani et al. 2017, "Attention Is All You Need", arXiv 1706.03762, section 3.5.
+Vaswani et al. 2017, "Attention Is All You Need", arXiv:1706.03762, section 3.5.
 
 Every position ``p`` gets a fixed vector made of ``d_model/2`` sine/cosine pairs whose angular
 frequencies ``w_i = base^(-2i/d_model)`` fall geometrically from 1 to almost ``1/base``:
@@ -41,8 +41,11 @@ def sinusoidal_frequencies(
 ) -> torch.Tensor:
     """Angular frequencies of the paper's sinusoidal encoding, ``w_i = base^(-2i/d_model)``.
 
-    Vaswani et al. 2017 (arXiv 1706.03762), section 3.5. Pair ``i`` has wavelength ``2π / w_i``,
+    Vaswani et al. 2017 (arXiv:1706.03762), section 3.5. Pair ``i`` has wavelength ``2π / w_i``,
     from ``2π`` (i = 0) up to almost ``2π · base``.
+
+    Equation:
+        w_i = base^(−2i/d_model),  i = 0 … d_model/2 − 1;  wavelength 2π / w_i
 
     Args:
         d_model: embedding width, a positive even integer.
@@ -55,6 +58,9 @@ def sinusoidal_frequencies(
     Raises:
         TypeError: ``d_model`` is not an int or ``base`` is not a real number.
         ValueError: ``d_model`` is not positive and even, or ``base`` is not > 1.
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
     d_model = check_even("d_model", d_model)
     base = check_base("base", base)
@@ -68,9 +74,12 @@ def sinusoidal_pe(
     """The original Transformer's sinusoidal positional encoding, interleaved layout.
 
     ``pe[p, 2i] = sin(p / base^(2i/d_model))`` and ``pe[p, 2i+1] = cos(p / base^(2i/d_model))``
-    (Vaswani et al. 2017, "Attention Is All You Need", arXiv 1706.03762, section 3.5). Angles are
+    (Vaswani et al. 2017, "Attention Is All You Need", arXiv:1706.03762, section 3.5). Angles are
     computed in float64 and the table is returned as float32, so positions in the hundreds of
     thousands are still accurate to float32 rounding.
+
+    Equation:
+        pe[p, 2i] = sin(p · w_i),  pe[p, 2i+1] = cos(p · w_i),  w_i = base^(−2i/d_model)
 
     Args:
         max_len: number of positions (rows), ``p = 0 .. max_len − 1``; an int >= 1.
@@ -85,6 +94,9 @@ def sinusoidal_pe(
         TypeError: an argument has the wrong type (e.g. a float ``max_len``).
         ValueError: ``max_len < 1``, ``d_model`` odd or < 2, ``base <= 1``, or a table too
             large for the device.
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
     max_len = check_positive_int("max_len", max_len)
     inv_freq = sinusoidal_frequencies(d_model, base, device=device)  # [d_model/2], float64
@@ -125,10 +137,13 @@ def sinusoidal_pe_concat(
     This is tensor2tensor's ``get_timing_signal_1d`` and fairseq's
     ``SinusoidalPositionalEmbedding.get_embedding`` (``emb = math.log(10000) / (half_dim - 1)``),
     also used by Hugging Face's M2M100/FSMT/Kosmos-2. Besides the layout, it differs from the paper
-    (Vaswani et al. 2017, arXiv 1706.03762) in the exponent: the slowest frequency is exactly
+    (Vaswani et al. 2017, arXiv:1706.03762) in the exponent: the slowest frequency is exactly
     ``1/base`` (the paper's is ``base^(−(d−2)/d)``). fairseq also offsets positions by
     ``padding_idx + 1`` and zeroes the padding row, and zero-pads an odd ``d_model``; neither is
     done here (build the table and index it with shifted positions instead).
+
+    Equation:
+        pe[p, i] = sin(p · w_i),  pe[p, h + i] = cos(p · w_i),  w_i = base^(−i/(h−1)),  h = d_model/2
 
     Args:
         max_len: number of positions, an int >= 1.
@@ -143,6 +158,9 @@ def sinusoidal_pe_concat(
         TypeError: an argument has the wrong type.
         ValueError: ``max_len < 1``, ``d_model`` odd or < 4, ``base <= 1``, or a table too
             large for the device.
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
     max_len = check_positive_int("max_len", max_len)
     d_model = check_even("d_model", d_model)
@@ -177,7 +195,7 @@ def relative_rotation(
 ) -> torch.Tensor:
     """The fixed matrix ``M_k`` with ``PE(p + k) = M_k @ PE(p)`` for every position ``p``.
 
-    For the interleaved layout of :func:`sinusoidal_pe` (Vaswani et al. 2017, arXiv 1706.03762),
+    For the interleaved layout of :func:`sinusoidal_pe` (Vaswani et al. 2017, arXiv:1706.03762),
     pair ``i`` holds ``(sin(p·w_i), cos(p·w_i))``. The angle-addition formulas give::
 
         sin((p+k)w) =  cos(kw)·sin(pw) + sin(kw)·cos(pw)
@@ -188,6 +206,9 @@ def relative_rotation(
     Note the sign: because the pair is ordered (sin, cos) rather than (cos, sin), the block is a
     rotation by ``−k·w_i`` in the (dim 2i, dim 2i+1) plane. ``M_k`` depends on ``k`` only, is
     orthogonal, and ``M_{−k} = M_kᵀ``.
+
+    Equation:
+        PE(p + k) = M_k PE(p),  M_k = blockdiag_i [[cos(k w_i), sin(k w_i)], [−sin(k w_i), cos(k w_i)]]
 
     Args:
         k: the offset, any int (negative moves backwards).
@@ -201,6 +222,9 @@ def relative_rotation(
     Raises:
         TypeError: ``k`` or ``d_model`` is not an int, ``base`` not a real number.
         ValueError: ``d_model`` not positive and even, ``base <= 1``.
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
     """
     k = check_int("k", k)
     inv_freq = sinusoidal_frequencies(d_model, base, device=device)  # [d_model/2], float64
