@@ -1,25 +1,26 @@
 """RoPE context extension: the inverse-frequency recipes of Hugging Face transformers, and more.
 
 Every method is a function ``f(d_head, base, **params) -> (inv_freq, attention_factor)`` registered
-in :data:`ROPE_SCALING` under the ``rope_type`` name transformers uses, with transformers' parameter
-names (``transformers.modeling_rope_utils``, checked against transformers 5.24):
+in :data:`ROPE_SCALING` under the name transformers uses for it (its ``rope_type``; static NTK has
+none), with transformers' parameter names (``transformers.modeling_rope_utils``, checked against
+transformers 5.24):
 
-==============  ===============================================================================
-``"default"``   θ_i = base^(−2i/d) (Su et al. 2021, arXiv:2104.09864).
-``"linear"``    position interpolation: θ_i / factor (Chen et al. 2023, arXiv:2306.15595).
-``"ntk"``       NTK-aware, static: base' = base · factor^(d/(d−2)) (bloc97, r/LocalLLaMA 2023;
-                no transformers ``rope_type`` of this name).
-``"dynamic"``   dynamic NTK: the NTK base recomputed for the current length (emozilla,
-                r/LocalLLaMA 2023; transformers ``"dynamic"``).
-``"yarn"``      YaRN: per-pair blend of interpolation and extrapolation by a linear ramp, plus an
-                attention temperature (Peng et al. 2023, arXiv:2309.00071).
-``"longrope"``  LongRoPE: searched per-pair rescale factors (Ding et al. 2024, arXiv:2402.13753).
-``"llama3"``    Llama 3.1's frequency-dependent scaling (Meta's released llama-models code).
-==============  ===============================================================================
+- ``"default"``: θ_i = base^(−2i/d) (Su et al. 2021, arXiv:2104.09864).
+- ``"linear"``: position interpolation, θ_i / factor (Chen et al. 2023, arXiv:2306.15595).
+- ``"ntk"``: NTK-aware, static: base' = base · factor^(d/(d−2)) (bloc97, r/LocalLLaMA 2023; no
+  transformers ``rope_type`` of this name).
+- ``"dynamic"``: dynamic NTK, the NTK base recomputed for the current length (emozilla,
+  r/LocalLLaMA 2023; transformers ``"dynamic"``).
+- ``"yarn"``: YaRN, a per-pair blend of interpolation and extrapolation by a linear ramp, plus an
+  attention temperature (Peng et al. 2023, arXiv:2309.00071).
+- ``"longrope"``: LongRoPE, searched per-pair rescale factors (Ding et al. 2024, arXiv:2402.13753).
+- ``"llama3"``: Llama 3.1's frequency-dependent scaling (Meta's released llama-models code).
 
-``inv_freq`` is ``[d_head // 2]`` float32 (computed in float64, rounded once; transformers computes
-in float32, so values agree to ~1e-6 relative). ``attention_factor`` is the number transformers
-multiplies cos and sin by (so q·k is scaled by its square); 1.0 where the method has none.
+The unscaled frequencies θ_i always come from :func:`lib.rope.rope_inv_freq` (the one place that
+evaluates base^(−2i/d)); every method rescales them in float64 and rounds the result once to
+float32. transformers computes in float32, so values agree to ~1e-6 relative. ``attention_factor``
+is the number transformers multiplies cos and sin by (so q·k is scaled by its square); 1.0 where
+the method has none.
 
 ``d_head`` is the rotated dimension: for partial rotary models (transformers'
 ``partial_rotary_factor``) pass ``int(head_dim * partial_rotary_factor)``.
@@ -28,6 +29,9 @@ Parameters are checked: every scaling ``factor`` must be ≥ 1 (transformers war
 are positive ints, LongRoPE's factor lists must have d_head // 2 entries, Llama 3's
 ``low_freq_factor < high_freq_factor``. A missing or unknown parameter is Python's own ``TypeError``,
 which names it.
+
+:func:`critical_dimension` counts the dimensions whose pairs complete a full turn within a length
+(Liu et al. 2023, arXiv:2310.05209), and :func:`wavelengths` gives each pair's turn length.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from lib.rope import rope_inv_freq
 __all__ = [
     "REAL_CONFIGS",
     "ROPE_SCALING",
+    "critical_dimension",
     "default_scaling",
     "dynamic_ntk_scaling",
     "linear_scaling",
@@ -65,9 +70,16 @@ __all__ = [
 ScalingResult = tuple[torch.Tensor, float]
 
 
-def _exponents(d_head: int) -> torch.Tensor:
-    """``2i / d_head`` for i = 0 … d_head/2 − 1, float64: ``[d_half]``."""
-    return torch.arange(0, d_head, 2, dtype=torch.float64) / d_head
+def _theta(d_head: int, base: float, params: str) -> torch.Tensor:
+    """The unscaled θ_i of :func:`lib.rope.rope_inv_freq` as float64 ``[d_head // 2]``.
+
+    ``params`` names the arguments that produced ``base`` (for the NTK methods a derived base),
+    and is put in front of rope_inv_freq's error message if it refuses the base.
+    """
+    try:
+        return rope_inv_freq(d_head, base).to(torch.float64)
+    except ValueError as error:
+        raise ValueError(f"{params}: {error}") from None
 
 
 def _check_factor(name: str, value: object) -> float:
@@ -118,10 +130,28 @@ def _power(name: str, value: float, exponent: float) -> float:
 def default_scaling(d_head: int, base: float) -> ScalingResult:
     """Unscaled RoPE frequencies.
 
-    Equation: ``θ_i = base^(−2i/d_head)``; attention_factor 1 (Su et al. 2021, arXiv:2104.09864;
-    transformers ``compute_default_rope_parameters``).
+    :func:`lib.rope.rope_inv_freq` with attention factor 1 (transformers
+    ``compute_default_rope_parameters``).
 
-    Shapes: returns ``([d_head // 2] float32, float)``.
+    Equation:
+        θ_i = base^(−2i/d_head),  i = 0 … d_head/2 − 1
+
+    Args:
+        d_head: rotated dimension, a positive even int.
+        base: frequency base, a finite number > 1.
+
+    Returns:
+        ``(inv_freq, 1.0)``.
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: ``d_head`` odd or < 2, ``base`` <= 1 or so large that a θ_i is 0 in float32.
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864 (eq. 15).
     """
     return rope_inv_freq(d_head, base), 1.0
 
@@ -129,34 +159,76 @@ def default_scaling(d_head: int, base: float) -> ScalingResult:
 def linear_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
     """Position interpolation: positions are divided by ``factor``, i.e. every θ_i is.
 
-    Equation: ``θ'_i = θ_i / factor`` — position m is rotated like m / factor was (Chen et al. 2023,
-    arXiv:2306.15595; kaiokendev 2023; transformers ``"linear"``). attention_factor 1.
+    Position m is rotated like m / factor was (transformers ``"linear"``; kaiokendev's SuperHOT
+    did the same in 2023). attention_factor 1.
 
-    Shapes: returns ``([d_head // 2] float32, float)``.
+    Equation:
+        θ'_i = θ_i / factor
+
+    Args:
+        d_head: rotated dimension, a positive even int.
+        base: frequency base, a finite number > 1.
+        factor: the scaling factor s >= 1 (new length / trained length).
+
+    Returns:
+        ``(inv_freq, 1.0)``.
+
+    Raises:
+        TypeError: an argument has the wrong type, or ``factor`` is missing.
+        ValueError: ``factor < 1``, a bad ``d_head``/``base``, or a factor so large that a
+            frequency is 0 in float32.
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        Chen et al., Extending Context Window of Large Language Models via Positional
+        Interpolation, arXiv:2306.15595.
     """
     d_head = check_even("d_head", d_head)
     base = check_base("base", base)
     factor = _check_factor("factor", factor)
-    return _result(1.0 / base ** _exponents(d_head) / factor, 1.0, f"linear: factor={factor}")
+    params = f"linear: factor={factor}"
+    return _result(_theta(d_head, base, params) / factor, 1.0, params)
 
 
 def ntk_scaling(d_head: int, base: float, *, factor: float) -> ScalingResult:
     """NTK-aware scaled RoPE (static): raise the base so the lowest frequency is interpolated.
 
-    Equation: ``base' = base · factor^(d/(d−2))``, ``θ'_i = base'^(−2i/d)``: pair 0 is unchanged
-    (extrapolated), the last pair is divided by exactly ``factor`` (interpolated), the ones in
-    between by factor^(2i/(d−2)). Source: bloc97, "NTK-Aware Scaled RoPE allows LLaMA models to have
-    extended (8k+) context size without any fine-tuning", r/LocalLLaMA, June 2023; discussed in YaRN
-    (Peng et al. 2023, arXiv:2309.00071, §3.1). transformers has no static ``rope_type`` for it (its
-    ``"dynamic"`` is the length-dependent version). attention_factor 1.
+    Pair 0 is unchanged (extrapolated), the last pair is divided by exactly ``factor``
+    (interpolated), the ones in between by factor^(2i/(d−2)). transformers has no static
+    ``rope_type`` for it (its ``"dynamic"`` is the length-dependent version). attention_factor 1.
 
-    Shapes: returns ``([d_head // 2] float32, float)``.
+    Equation:
+        base' = base · factor^(d/(d−2)),   θ'_i = base'^(−2i/d)
+
+    Args:
+        d_head: rotated dimension, an even int >= 4.
+        base: frequency base, a finite number > 1.
+        factor: the scaling factor s >= 1.
+
+    Returns:
+        ``(inv_freq, 1.0)``.
+
+    Raises:
+        TypeError: an argument has the wrong type, or ``factor`` is missing.
+        ValueError: ``d_head < 4`` or odd, ``base <= 1``, ``factor < 1``, or a factor so large
+            that the new base overflows.
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        bloc97, "NTK-Aware Scaled RoPE allows LLaMA models to have extended (8k+) context size
+        without any fine-tuning", r/LocalLLaMA, June 2023.
+        Peng et al., YaRN, arXiv:2309.00071 (§3.1).
     """
     d_head = _check_ntk_dim(d_head)
     base = check_base("base", base)
     factor = _check_factor("factor", factor)
     new_base = base * _power("factor", factor, d_head / (d_head - 2))
-    return _result(1.0 / new_base ** _exponents(d_head), 1.0, f"ntk: factor={factor}, base={base}")
+    params = f"ntk: factor={factor}, base={base}"
+    return _result(_theta(d_head, new_base, params), 1.0, params)
 
 
 def dynamic_ntk_scaling(
@@ -169,15 +241,36 @@ def dynamic_ntk_scaling(
 ) -> ScalingResult:
     """Dynamic NTK: the NTK-aware base, recomputed from the current sequence length.
 
-    Equation: with L = max(seq_len, max_position_embeddings),
-    ``base' = base · (factor · L / max_position_embeddings − (factor − 1))^(d/(d−2))``, so up to
-    ``max_position_embeddings`` the frequencies are the default ones. ``seq_len=None`` means
-    ``max_position_embeddings`` (what transformers uses at initialisation). Source: emozilla,
-    "Dynamically Scaled RoPE further increases performance of long context LLaMA with zero
-    fine-tuning", r/LocalLLaMA, 2023; transformers ``_compute_dynamic_ntk_parameters``; YaRN paper
-    (Peng et al. 2023, arXiv:2309.00071, §3.3). attention_factor 1.
+    Up to ``max_position_embeddings`` the frequencies are the default ones (transformers
+    ``_compute_dynamic_ntk_parameters``). attention_factor 1.
 
-    Shapes: returns ``([d_head // 2] float32, float)``.
+    Equation:
+        L = max(seq_len, max_position_embeddings)
+        base' = base · (factor · L / max_position_embeddings − (factor − 1))^(d/(d−2))
+        θ'_i = base'^(−2i/d)
+
+    Args:
+        d_head: rotated dimension, an even int >= 4.
+        base: frequency base, a finite number > 1.
+        factor: the configured factor >= 1 (a slope: the effective factor grows with L).
+        max_position_embeddings: the trained length, a positive int.
+        seq_len: the current length; ``None`` means ``max_position_embeddings`` (what
+            transformers uses at initialisation).
+
+    Returns:
+        ``(inv_freq, 1.0)``.
+
+    Raises:
+        TypeError: an argument has the wrong type, or a required one is missing.
+        ValueError: bad sizes, ``factor < 1``, or a new base that overflows.
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        emozilla, "Dynamically Scaled RoPE further increases performance of long context LLaMA
+        with zero fine-tuning", r/LocalLLaMA, 2023.
+        Peng et al., YaRN, arXiv:2309.00071 (§3.3).
     """
     d_head = _check_ntk_dim(d_head)
     base = check_base("base", base)
@@ -190,15 +283,12 @@ def dynamic_ntk_scaling(
     new_base = base * _power(
         "factor * seq_len / max_position_embeddings - (factor - 1)", stretch, d_head / (d_head - 2)
     )
-    return _result(
-        1.0 / new_base ** _exponents(d_head),
-        1.0,
-        f"dynamic: factor={factor}, seq_len={seq_len}, base={base}",
-    )
+    params = f"dynamic: factor={factor}, seq_len={seq_len}, base={base}"
+    return _result(_theta(d_head, new_base, params), 1.0, params)
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
-    """YaRN's temperature term ``0.1 · mscale · ln(scale) + 1`` (1 for scale ≤ 1)."""
+    """YaRN's temperature term ``0.1 · mscale · ln(scale) + 1`` (1 for scale ≤ 1), arXiv:2309.00071."""
     if scale <= 1.0:
         return 1.0
     return 0.1 * mscale * math.log(scale) + 1.0
@@ -209,7 +299,11 @@ def _yarn_correction_dim(
 ) -> float:
     """Pair index (fractional) whose wavelength fits ``num_rotations`` times in the original length.
 
-    Equation: ``d · ln(L / (2π r)) / (2 ln base)`` (Peng et al. 2023, arXiv:2309.00071, eq. 17).
+    Equation:
+        dim(r) = d · ln(L / (2π r)) / (2 ln base)
+
+    References:
+        Peng et al., YaRN, arXiv:2309.00071 (eq. 17).
     """
     ratio = original_max_position_embeddings / (num_rotations * 2 * math.pi)
     return d_head * math.log(ratio) / (2 * math.log(base))
@@ -230,19 +324,46 @@ def yarn_scaling(
 ) -> ScalingResult:
     """YaRN: interpolate the low-frequency pairs, keep the high-frequency ones, ramp in between.
 
-    Equations (Peng et al. 2023, arXiv:2309.00071, §3.2–3.4; transformers
-    ``_compute_yarn_parameters``):
+    The ramp is "NTK-by-parts" (YaRN §3.2), the temperature §3.4; transformers
+    ``_compute_yarn_parameters``. Pairs i ≤ low keep θ_i (they turn many times within L), pairs
+    i ≥ high are divided by ``factor``.
 
-    - low = ⌊dim(β_fast)⌋, high = ⌈dim(β_slow)⌉ with dim(r) = d·ln(L/(2πr)) / (2 ln base),
-      L = original_max_position_embeddings, clipped to [0, d − 1] (no rounding if truncate=False);
-    - ramp_i = clip((i − low) / (high − low), 0, 1) (high += 0.001 if equal);
-    - θ'_i = (θ_i / factor) · ramp_i + θ_i · (1 − ramp_i): pairs i ≤ low keep θ_i (they turn many
-      times within L), pairs i ≥ high are divided by ``factor``;
-    - attention_factor = 0.1·ln(factor) + 1 (1.0 when factor ≤ 1), or, if both ``mscale`` and
-      ``mscale_all_dim`` are given (DeepSeek), (0.1·mscale·ln f + 1) / (0.1·mscale_all_dim·ln f + 1);
-      an explicit ``attention_factor`` wins.
+    Equation:
+        dim(r) = d · ln(L / (2π r)) / (2 ln base),  L = original_max_position_embeddings
+        low = ⌊dim(β_fast)⌋, high = ⌈dim(β_slow)⌉, clipped to [0, d − 1]
+            (no rounding if truncate=False; high += 0.001 if equal)
+        ramp_i = clip((i − low) / (high − low), 0, 1)
+        θ'_i = (θ_i / factor) · ramp_i + θ_i · (1 − ramp_i)
+        attention_factor = 0.1 · ln(factor) + 1   (1 when factor ≤ 1), or with DeepSeek's
+            mscale, mscale_all_dim: (0.1·mscale·ln f + 1) / (0.1·mscale_all_dim·ln f + 1)
 
-    Shapes: returns ``([d_head // 2] float32, float)``.
+    Args:
+        d_head: rotated dimension, a positive even int.
+        base: frequency base, a finite number > 1.
+        factor: the scaling factor s >= 1.
+        original_max_position_embeddings: the trained length L, a positive int.
+        beta_fast: β_fast, turns within L above which a pair is kept (default 32).
+        beta_slow: β_slow <= β_fast, turns below which a pair is interpolated (default 1).
+        truncate: round low/high to integers, as transformers does by default.
+        attention_factor: an explicit attention factor > 0; wins over the formulas.
+        mscale: DeepSeek's ``mscale`` (with ``mscale_all_dim``).
+        mscale_all_dim: DeepSeek's ``mscale_all_dim`` (with ``mscale``).
+
+    Returns:
+        ``(inv_freq, attention_factor)``.
+
+    Raises:
+        TypeError: an argument has the wrong type (e.g. ``truncate`` not a bool).
+        ValueError: ``factor < 1``, ``beta_fast < beta_slow``, only one of ``mscale`` and
+            ``mscale_all_dim``, a non-positive factor or length.
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        Peng et al., YaRN: Efficient Context Window Extension of Large Language Models,
+        arXiv:2309.00071 (§3.2–3.4).
+        transformers' DeepSeek-V3 model (``yarn_get_mscale``, ``mscale``/``mscale_all_dim``, code).
     """
     d_head = check_even("d_head", d_head)
     base = check_base("base", base)
@@ -283,9 +404,10 @@ def yarn_scaling(
     pair = torch.arange(d_head // 2, dtype=torch.float64)
     ramp = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: extrapolate, 1: interpolate
 
-    theta = 1.0 / base ** _exponents(d_head)
+    params = f"yarn: factor={factor}, base={base}"
+    theta = _theta(d_head, base, params)
     inv_freq = (theta / factor) * ramp + theta * (1.0 - ramp)
-    return _result(inv_freq, attention_factor, f"yarn: factor={factor}, base={base}")
+    return _result(inv_freq, attention_factor, params)
 
 
 def _check_factor_list(name: str, values: object, d_half: int) -> torch.Tensor:
@@ -316,17 +438,41 @@ def longrope_scaling(
 ) -> ScalingResult:
     """LongRoPE: divide each θ_i by its own searched factor, one set for short and one for long inputs.
 
-    Equations (Ding et al. 2024, arXiv:2402.13753; Phi-3, transformers
-    ``_compute_longrope_parameters``):
+    As Phi-3 and transformers ``_compute_longrope_parameters`` do; ``seq_len=None`` counts as
+    short.
 
-    - ``θ'_i = θ_i / λ_i`` with λ = ``long_factor`` if ``seq_len > original_max_position_embeddings``
-      else ``short_factor`` (``seq_len=None`` counts as short);
-    - s = ``factor`` if given, else ``max_position_embeddings / original_max_position_embeddings``;
-    - attention_factor = sqrt(1 + ln s / ln original_max_position_embeddings) (1.0 when s ≤ 1),
-      unless ``attention_factor`` is given.
+    Equation:
+        θ'_i = θ_i / λ_i,  λ = long_factor if seq_len > original_max_position_embeddings
+            else short_factor
+        s = factor, else max_position_embeddings / original_max_position_embeddings
+        attention_factor = sqrt(1 + ln s / ln original_max_position_embeddings)  (1 when s ≤ 1)
 
-    Shapes: ``short_factor``, ``long_factor``: ``d_head // 2`` numbers each; returns
-    ``([d_head // 2] float32, float)``.
+    Args:
+        d_head: rotated dimension, a positive even int.
+        base: frequency base, a finite number > 1.
+        short_factor: d_head // 2 positive rescale factors for short inputs.
+        long_factor: d_head // 2 positive rescale factors for long inputs.
+        original_max_position_embeddings: the trained length, an int >= 2.
+        max_position_embeddings: the target length (gives s if ``factor`` is not given).
+        seq_len: the current length, or ``None``.
+        factor: s >= 1, explicitly.
+        attention_factor: an explicit attention factor > 0; wins over the formula.
+
+    Returns:
+        ``(inv_freq, attention_factor)``.
+
+    Raises:
+        TypeError: a factor list that is not a sequence, or another wrong type.
+        ValueError: a factor list of the wrong length or with an entry <= 0, neither ``factor``
+            nor ``max_position_embeddings``, s < 1, bad lengths.
+
+    Shapes:
+        short_factor, long_factor: [d_head // 2]
+        inv_freq: [d_head // 2] float32
+
+    References:
+        Ding et al., LongRoPE, arXiv:2402.13753.
+        transformers ``_compute_longrope_parameters`` (Phi-3's rule, code).
     """
     d_head = check_even("d_head", d_head)
     base = check_base("base", base)
@@ -363,8 +509,8 @@ def longrope_scaling(
         attention_factor = math.sqrt(1 + math.log(factor) / math.log(original))
 
     rescale = long if seq_len is not None and seq_len > original else short
-    inv_freq = 1.0 / (rescale * base ** _exponents(d_head))
-    return _result(inv_freq, attention_factor, f"longrope: factor={factor}, base={base}")
+    params = f"longrope: factor={factor}, base={base}"
+    return _result(_theta(d_head, base, params) / rescale, attention_factor, params)
 
 
 def llama3_scaling(
@@ -378,20 +524,40 @@ def llama3_scaling(
 ) -> ScalingResult:
     """Llama 3.1's scaling: long wavelengths interpolated, short ones kept, smooth in between.
 
-    Equations from Meta's released Llama 3.1 reference code (``apply_scaling``, "values obtained
-    from grid search"; GitHub meta-llama/llama-models) and transformers
-    ``_compute_llama3_parameters``;
-    the Llama 3 paper (Llama Team 2024, arXiv:2407.21783) describes the long-context training but
-    does not give these equations. With λ_i = 2π/θ_i and L = original length:
+    The equations are those of Meta's released Llama 3.1 reference code (``apply_scaling``,
+    "values obtained from grid search"; GitHub meta-llama/llama-models) and transformers
+    ``_compute_llama3_parameters``; the Llama 3 paper describes the long-context training but does
+    not give them. attention_factor 1. Llama 3.1 uses factor 8, low/high 1 and 4, L = 8192 on
+    base 500000.
 
-    - λ_i < L / high_freq_factor (high frequency): θ'_i = θ_i;
-    - λ_i > L / low_freq_factor (low frequency): θ'_i = θ_i / factor;
-    - otherwise s = (L/λ_i − low_freq_factor) / (high_freq_factor − low_freq_factor) and
-      θ'_i = (1 − s) θ_i / factor + s θ_i.
+    Equation:
+        λ_i = 2π / θ_i,  L = original_max_position_embeddings
+        λ_i < L / high_freq_factor:  θ'_i = θ_i
+        λ_i > L / low_freq_factor:   θ'_i = θ_i / factor
+        otherwise: s = (L/λ_i − low_freq_factor) / (high_freq_factor − low_freq_factor),
+                   θ'_i = (1 − s) θ_i / factor + s θ_i
 
-    attention_factor 1. Llama 3.1 uses factor 8, low/high 1 and 4, L = 8192 on base 500000.
+    Args:
+        d_head: rotated dimension, a positive even int.
+        base: frequency base, a finite number > 1.
+        factor: the scaling factor >= 1.
+        low_freq_factor: > 0, below ``high_freq_factor``.
+        high_freq_factor: > ``low_freq_factor``.
+        original_max_position_embeddings: L, a positive int.
 
-    Shapes: returns ``([d_head // 2] float32, float)``.
+    Returns:
+        ``(inv_freq, 1.0)``.
+
+    Raises:
+        TypeError: an argument has the wrong type, or a required one is missing.
+        ValueError: ``factor < 1``, ``low_freq_factor >= high_freq_factor``, a non-positive value.
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        Meta, llama-models, ``models/llama3/reference_impl/model.py`` ``apply_scaling`` (code).
+        Llama Team, The Llama 3 Herd of Models, arXiv:2407.21783 (training, not the formula).
     """
     d_head = check_even("d_head", d_head)
     base = check_base("base", base)
@@ -407,7 +573,8 @@ def llama3_scaling(
         "original_max_position_embeddings", original_max_position_embeddings
     )
 
-    theta = 1.0 / base ** _exponents(d_head)
+    params = f"llama3: factor={factor}, base={base}"
+    theta = _theta(d_head, base, params)
     wavelength = 2 * math.pi / theta
     low_freq_wavelength = original / low  # longer than this: interpolate fully
     high_freq_wavelength = original / high  # shorter than this: keep
@@ -415,9 +582,7 @@ def llama3_scaling(
     smooth = (original / wavelength - low) / (high - low)
     smoothed = (1 - smooth) * scaled / factor + smooth * scaled
     is_medium = (wavelength >= high_freq_wavelength) & (wavelength <= low_freq_wavelength)
-    return _result(
-        torch.where(is_medium, smoothed, scaled), 1.0, f"llama3: factor={factor}, base={base}"
-    )
+    return _result(torch.where(is_medium, smoothed, scaled), 1.0, params)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -438,25 +603,98 @@ ROPE_SCALING: dict[str, Callable[..., ScalingResult]] = {
 def scaled_inv_freq(name: str, d_head: int, base: float, **params: object) -> ScalingResult:
     """Look up a scaling method by its ``rope_type`` name and apply it.
 
-    Equation: ``ROPE_SCALING[name](d_head, base, **params)``; see each method for its formula
-    (PI: Chen et al. 2023, arXiv:2306.15595; YaRN: Peng et al. 2023, arXiv:2309.00071; LongRoPE:
-    Ding et al. 2024, arXiv:2402.13753; Llama 3: arXiv:2407.21783).
+    Equation:
+        ROPE_SCALING[name](d_head, base, **params)  (see each method for its formula)
 
-    Shapes: returns ``(inv_freq [d_head // 2] float32, attention_factor: float)``.
+    Args:
+        name: a key of :data:`ROPE_SCALING`.
+        d_head: rotated dimension.
+        base: frequency base.
+        **params: the method's parameters, with transformers' names.
 
-    Raises ``ValueError`` listing the known names for an unknown ``name``.
+    Returns:
+        ``(inv_freq, attention_factor)``.
+
+    Raises:
+        ValueError: an unknown ``name`` (the message lists the known ones), or the method's own
+            errors.
+        TypeError: the method's own type errors (a missing or unknown parameter).
+
+    Shapes:
+        inv_freq: [d_head // 2] float32
+
+    References:
+        Chen et al., arXiv:2306.15595 (PI); Peng et al., arXiv:2309.00071 (YaRN);
+        Ding et al., arXiv:2402.13753 (LongRoPE); Meta's llama-models code (llama3).
     """
     check_choice("name", name, tuple(ROPE_SCALING))
     return ROPE_SCALING[name](d_head, base, **params)
 
 
+def critical_dimension(d_head: int, base: float, train_len: int) -> int:
+    """Liu et al.'s critical dimension: how many dimensions turn through a full period in training.
+
+    RoPE dimensions come in pairs; pair n has period (wavelength) T_n = 2π · base^(2n/d). The
+    first ``d_extra / 2`` pairs have T_n ≤ T_train, so training showed them every angle; the other
+    ``d − d_extra`` dimensions saw only part of one period, and Liu et al. (Lemma 1) locate the
+    extrapolation problem in them. For Llama 2 (d = 128, base 10,000, T_train = 4,096) the formula
+    gives 92, as the authors report. The value is clipped to [0, d_head] (below 2π tokens the
+    logarithm is negative; for a long enough T_train every pair turns).
+
+    Equation:
+        d_extra = 2 · ⌈(d/2) · log_base(T_train / (2π))⌉
+
+    Args:
+        d_head: rotated dimension d, a positive even int.
+        base: frequency base, a finite number > 1.
+        train_len: the training length T_train, a positive int.
+
+    Returns:
+        ``d_extra``, an even int in [0, d_head]: twice the number of pairs with T_n ≤ T_train
+        (equal to it unless (d/2)·log_base(T_train/2π) is an integer, where the ceiling counts
+        one pair fewer).
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: ``d_head`` odd or < 2, ``base <= 1``, ``train_len < 1``.
+
+    Shapes:
+        scalars only.
+
+    References:
+        Liu et al., Scaling Laws of RoPE-based Extrapolation, arXiv:2310.05209 (Lemma 1,
+        critical dimension for extrapolation).
+    """
+    d_head = check_even("d_head", d_head)
+    base = check_base("base", base)
+    train_len = check_positive_int("train_len", train_len)
+    pairs = math.ceil(d_head / 2 * math.log(train_len / (2 * math.pi)) / math.log(base))
+    return 2 * min(max(pairs, 0), d_head // 2)
+
+
 def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """Wavelength of each pair in tokens: the distance over which its angle turns a full circle.
 
-    Equation: ``λ_i = 2π / θ_i`` (Su et al. 2021, arXiv:2104.09864; the quantity YaRN and Llama 3
-    compare with the training length, Peng et al. 2023, arXiv:2309.00071).
+    The quantity YaRN and Llama 3.1 compare with the training length; computed in float64.
 
-    Shapes: ``inv_freq: [d_half]`` (any shape) -> same shape, float32 (computed in float64).
+    Equation:
+        λ_i = 2π / θ_i
+
+    Args:
+        inv_freq: the θ_i, a floating tensor, > 0 everywhere.
+
+    Returns:
+        The wavelengths, float32.
+
+    Raises:
+        TypeError: ``inv_freq`` is not a floating tensor.
+        ValueError: an entry is <= 0.
+
+    Shapes:
+        inv_freq: [d_half] (any shape) -> same shape
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864; Peng et al., YaRN, arXiv:2309.00071.
     """
     check_floating("inv_freq", inv_freq)
     if not bool((inv_freq > 0).all()):

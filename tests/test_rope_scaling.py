@@ -6,13 +6,14 @@ import math
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lib.rope import rope_inv_freq
 from lib.rope_scaling import (
     REAL_CONFIGS,
     ROPE_SCALING,
+    critical_dimension,
     llama3_scaling,
     longrope_scaling,
     scaled_inv_freq,
@@ -375,3 +376,71 @@ def test_errors_longrope_and_llama3():
 
 def test_default_agrees_with_rope_module():
     assert torch.equal(scaled_inv_freq("default", 96, 5e5)[0], rope_inv_freq(96, 5e5))
+
+
+# ------------------------------------------------------------------------------ one θ source
+
+
+def test_kept_pairs_are_bitwise_the_default_frequencies():
+    # every method rescales lib.rope.rope_inv_freq's θ_i; a pair it keeps is that θ_i exactly
+    default = rope_inv_freq(128, 500000.0)
+    inv, _ = llama3_scaling(128, 500000.0, **LLAMA31)
+    high = 2 * math.pi / default.double() < 8192 / 4.0
+    assert high.sum() > 0 and torch.equal(inv[high], default[high])
+    inv, _ = yarn_scaling(128, 1e6, factor=4.0, original_max_position_embeddings=32768)
+    kept = 32768 * rope_inv_freq(128, 1e6).double() / (2 * math.pi) > 32
+    assert kept.sum() > 0 and torch.equal(inv[kept], rope_inv_freq(128, 1e6)[kept])
+    assert scaled_inv_freq("ntk", 64, 1e4, factor=1.0)[0].equal(rope_inv_freq(64, 1e4))
+
+
+def test_scaling_reports_which_method_produced_a_refused_base():
+    with pytest.raises(ValueError, match=r"dynamic: factor=1e\+200.*too large for d_head=8"):
+        scaled_inv_freq("dynamic", 8, 1e4, factor=1e200, max_position_embeddings=16, seq_len=10**6)
+
+
+# ------------------------------------------------------------------------------ critical dim
+
+
+def test_critical_dimension_pinned_llama2():
+    # Liu et al. 2023 (arXiv:2310.05209): d = 128, base 10,000, T_train = 4,096 -> 92
+    assert 64 * math.log(4096 / (2 * math.pi)) / math.log(10000) == pytest.approx(45.027, abs=1e-3)
+    assert critical_dimension(128, 10000.0, 4096) == 92
+    # Llama 3 8B (base 500,000, 8,192 tokens): 2 * ceil(34.98) = 70
+    assert critical_dimension(128, 500000.0, 8192) == 70
+
+
+def test_critical_dimension_clips():
+    assert critical_dimension(64, 10000.0, 6) == 0  # shorter than 2π: no pair turns once
+    assert critical_dimension(8, 2.0, 10**9) == 8  # every pair turns
+
+
+@given(d_half=st.integers(1, 64), base=st.floats(2.0, 1e7), train_len=st.integers(1, 10**6))
+def test_critical_dimension_counts_the_pairs_that_turn(d_half, base, train_len):
+    d = 2 * d_half
+    x = d / 2 * math.log(train_len / (2 * math.pi)) / math.log(base)
+    assume(abs(x - round(x)) > 1e-9)  # exact ties (measure zero) are where the ceiling differs
+    periods = [2 * math.pi * base ** (2 * n / d) for n in range(d_half)]
+    full = sum(p <= train_len for p in periods)
+    assert critical_dimension(d, base, train_len) == 2 * full
+
+
+@given(d_half=st.integers(1, 64), base=st.floats(2.0, 1e7), a=st.integers(1, 10**6),
+       b=st.integers(1, 10**6))  # fmt: skip
+def test_critical_dimension_grows_with_length_and_falls_with_base(d_half, base, a, b):
+    d = 2 * d_half
+    short, long = sorted((a, b))
+    assert critical_dimension(d, base, short) <= critical_dimension(d, base, long)
+    assert critical_dimension(d, base * 10, long) <= critical_dimension(d, base, long)
+    value = critical_dimension(d, base, long)
+    assert value % 2 == 0 and 0 <= value <= d
+
+
+def test_critical_dimension_errors():
+    with pytest.raises(ValueError, match="d_head"):
+        critical_dimension(127, 1e4, 4096)
+    with pytest.raises(ValueError, match="base must be > 1"):
+        critical_dimension(128, 1.0, 4096)
+    with pytest.raises(ValueError, match="train_len"):
+        critical_dimension(128, 1e4, 0)
+    with pytest.raises(TypeError, match="train_len"):
+        critical_dimension(128, 1e4, 4096.0)

@@ -1,17 +1,18 @@
 """Exercise checkers for chapter 9, extending context with RoPE scaling.
 
 - ``ch09-llama3-inv-freq``: Llama 3.1's "llama3" inverse frequencies, written from scratch
-  (Grattafiori et al. 2024, arXiv 2407.21783; Meta's released code and config).
+  (Meta's released llama-models code and config; the model: Llama Team 2024, arXiv:2407.21783).
 - ``ch09-dynamic-crossover``: the sequence length at which dynamic NTK (emozilla 2023) reaches the
   base of static NTK-aware scaling with the same factor.
 - ``ch09-yarn-logit-scale``: what YaRN's attention factor does to the attention logits when it is
-  folded into both cos and sin (Peng et al. 2023, arXiv 2309.00071).
+  folded into both cos and sin (Peng et al. 2023, arXiv:2309.00071).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from typing import TypedDict
 
 import torch
 
@@ -23,13 +24,22 @@ CHAPTER = "09_rope_scaling"
 
 
 def _number(answer: object, what: str) -> float:
-    """The answer as a float (a Python number or a one-element tensor), else an AssertionError."""
+    """The answer as a float: a Python number or a one-element tensor.
+
+    Args:
+        answer: the reader's answer.
+        what: what the number is, for the message.
+
+    Returns:
+        The answer as a finite float.
+
+    Raises:
+        ExerciseFailed: the answer is not a number (bools excluded) or not finite.
+    """
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
-    require(
-        isinstance(answer, numbers.Real) and not isinstance(answer, bool),
-        f"expected {what} (a number), got {type(answer).__name__}",
-    )
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        raise ExerciseFailed(f"expected {what} (a number), got {type(answer).__name__}")
     value = float(answer)
     require(
         math.isfinite(value),
@@ -40,7 +50,19 @@ def _number(answer: object, what: str) -> float:
 
 # ---------------------------------------------------------------- 1. llama3 from scratch
 
-LLAMA3 = {
+
+class Llama3Setting(TypedDict):
+    """Llama 3.1 8B's RoPE setting (config.json ``rope_scaling``, ``rope_theta``, head size)."""
+
+    d_head: int
+    base: float
+    factor: float
+    low_freq_factor: float
+    high_freq_factor: float
+    original_max_position_embeddings: int
+
+
+LLAMA3: Llama3Setting = {
     "d_head": 128,
     "base": 500000.0,
     "factor": 8.0,
@@ -56,7 +78,7 @@ def _llama3_right() -> torch.Tensor:
     return inv_freq.double()
 
 
-def _llama3_wrong() -> list:
+def _llama3_wrong() -> list[object]:
     default = rope_inv_freq(LLAMA3["d_head"], LLAMA3["base"]).double()
     right = _llama3_right()
     flipped = default.clone()
@@ -81,11 +103,22 @@ def _llama3_wrong() -> list:
     right_answer=_llama3_right,
 )
 def check_llama3_inv_freq(answer: object) -> None:
-    """``answer``: a floating tensor ``[64]``, Llama 3.1's scaled inverse frequencies."""
-    require(
-        isinstance(answer, torch.Tensor) and answer.is_floating_point(),
-        f"expected a floating tensor [64], got {type(answer).__name__}",
-    )
+    """Check Llama 3.1's scaled inverse frequencies.
+
+    Args:
+        answer: a floating tensor, one inverse frequency per pair.
+
+    Raises:
+        ExerciseFailed: wrong type, shape or values (the message says which pairs are wrong).
+
+    Shapes:
+        answer: [64]
+
+    References:
+        Meta, llama-models ``apply_scaling`` (code); transformers ``_compute_llama3_parameters``.
+    """
+    if not (isinstance(answer, torch.Tensor) and answer.is_floating_point()):
+        raise ExerciseFailed(f"expected a floating tensor [64], got {type(answer).__name__}")
     require(
         tuple(answer.shape) == (64,),
         f"expected one inverse frequency per pair, shape [64], got {list(answer.shape)}",
@@ -145,7 +178,21 @@ def _crossover() -> float:
     right_answer=_crossover,
 )
 def check_dynamic_crossover(answer: object) -> None:
-    """``answer``: the sequence length (tokens) at which dynamic NTK's base equals static NTK's."""
+    """Check the sequence length (tokens) at which dynamic NTK's base equals static NTK's.
+
+    Equation:
+        factor · ℓ / max_position_embeddings − (factor − 1) = factor
+
+    Args:
+        answer: a number of tokens.
+
+    Raises:
+        ExerciseFailed: not a number, or not the crossover length.
+
+    References:
+        emozilla, dynamically scaled RoPE, r/LocalLLaMA 2023; transformers
+        ``_compute_dynamic_ntk_parameters``.
+    """
     value = _number(answer, "a sequence length in tokens")
     right = _crossover()
     if math.isclose(value, right, rel_tol=0, abs_tol=1e-6):
@@ -190,7 +237,20 @@ def _yarn_attention_factor() -> float:
     right_answer=lambda: _yarn_attention_factor() ** 2,
 )
 def check_yarn_logit_scale(answer: object) -> None:
-    """``answer``: the factor by which YaRN (factor 16) multiplies every attention logit q·k/√d."""
+    """Check the factor by which YaRN (factor 16) multiplies every attention logit q·k/√d.
+
+    Equation:
+        logit factor = (0.1 · ln s + 1)^2
+
+    Args:
+        answer: a number.
+
+    Raises:
+        ExerciseFailed: not a number, or not the logit factor.
+
+    References:
+        Peng et al., YaRN, arXiv:2309.00071 (§3.4).
+    """
     value = _number(answer, "a multiplicative factor")
     per_side = _yarn_attention_factor()
     right = per_side**2
