@@ -390,16 +390,19 @@ def _apply_rope_cpu(
 ) -> torch.Tensor:
     """The fast path of :func:`apply_rope` (CPU, no autograd): a block of positions at a time.
 
-    Each block (about ``_CPU_CHUNK_ELEMENTS`` elements) is upcast if x is 16-bit, rotated with
-    four passes (two ``mul``, two ``addcmul``) into the output (float32/float64 x) or into a
-    float32 scratch block that is rounded once into the output (bf16/fp16 x), so the float32 copies
-    stay in cache and no whole-size float32 temporary exists.
+    Rotates with four passes (two ``mul``, two ``addcmul``). float32/float64 x is one block,
+    written straight into the output; bf16/fp16 x is upcast a block of about
+    ``_CPU_CHUNK_ELEMENTS`` elements at a time into a float32 scratch block that is rounded once
+    into the output, so the float32 copies stay in cache and no whole-size float32 temporary
+    exists.
     """
     compute = _compute_dtype(x)
     c, s = cos.to(compute), sin.to(compute)
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     n_pos = x.shape[-2]
     step = max(1, _CPU_CHUNK_ELEMENTS // max(1, x.numel() // max(1, n_pos)))
+    if x.dtype == compute:
+        step = max(1, n_pos)  # nothing to upcast: one block, straight into the output
     for start in range(0, n_pos, step):
         rows = slice(start, start + step)
         block = x[..., rows, :].to(compute)  # [..., t, d_head]; a view if x is float32/64
