@@ -1,14 +1,19 @@
 """Count-based word vectors: (shifted) positive PMI of a co-occurrence matrix, factorised by SVD.
 
-Pointwise mutual information of a word ``i`` and a context ``j`` with co-occurrence counts X::
+PPMI keeps the positive part of the pointwise mutual information of a word ``i`` and a context
+``j``. Levy & Goldberg 2014 showed that skip-gram with K negative samples implicitly factorises the
+*shifted* PMI matrix PMI − log K; ``shift=K`` computes max(PMI − log K, 0). A truncated SVD then
+gives d-dimensional word vectors (Levy, Goldberg & Dagan 2015 treat the exponent ``p`` of the
+singular values as a hyper-parameter; p = 1/2 is symmetric).
 
+Equation:
     PMI(i, j) = log( X_ij · Σ X / (X_i · X_j) ),   X_i = Σ_j X_ij,   X_j = Σ_i X_ij
+    M ≈ U_d Σ_d V_dᵀ,   vectors = U_d Σ_d^p
 
-PPMI keeps the positive part, max(PMI, 0). Levy & Goldberg 2014 ("Neural Word Embedding as
-Implicit Matrix Factorization", NIPS 2014) showed that skip-gram with K negative samples implicitly
-factorises the *shifted* PMI matrix PMI − log K; ``shift=K`` computes max(PMI − log K, 0). A
-truncated SVD ``M ≈ U_d Σ_d V_dᵀ`` then gives d-dimensional word vectors ``U_d Σ_d^p``
-(Levy, Goldberg & Dagan 2015, TACL 3, treat ``p`` as a hyper-parameter; p = 1/2 is symmetric).
+References:
+    Levy & Goldberg, Neural Word Embedding as Implicit Matrix Factorization, NIPS 2014.
+    Levy, Goldberg & Dagan, Improving Distributional Similarity with Lessons Learned from Word
+    Embeddings, TACL 3, 2015.
 """
 
 from __future__ import annotations
@@ -21,18 +26,27 @@ __all__ = ["ppmi", "svd_vectors"]
 
 
 def ppmi(X: torch.Tensor, *, shift: float = 1.0) -> torch.Tensor:
-    """Shifted positive PMI of a co-occurrence matrix: ``max(PMI(i, j) − log shift, 0)``.
+    """Shifted positive PMI of a co-occurrence matrix.
+
+    Equation:
+        SPPMI(i, j) = max(PMI(i, j) − log shift, 0),  and 0 where X_ij = 0
 
     Args:
-        X: ``[V, C]`` non-negative co-occurrence counts (rows words, columns contexts).
-        shift: K of Levy & Goldberg 2014 (>= 1); 1 gives plain PPMI. Entries with X_ij = 0 are 0.
+        X: non-negative co-occurrence counts (rows words, columns contexts).
+        shift: K of Levy & Goldberg 2014 (>= 1); 1 gives plain PPMI.
 
     Returns:
-        ``[V, C]`` float64 matrix.
+        The float64 matrix.
 
     Raises:
-        TypeError: X is not a floating tensor. ValueError: X is not 2-D, has a negative entry or
-            sums to 0, or shift < 1.
+        TypeError: X is not a floating tensor.
+        ValueError: X is not 2-D, has a negative entry or sums to 0, or shift < 1.
+
+    Shapes:
+        X: [V, C] -> [V, C]
+
+    References:
+        Levy & Goldberg, Neural Word Embedding as Implicit Matrix Factorization, NIPS 2014.
     """
     X = check_floating("X", X)
     if X.dim() != 2:
@@ -54,18 +68,29 @@ def ppmi(X: torch.Tensor, *, shift: float = 1.0) -> torch.Tensor:
 
 
 def svd_vectors(M: torch.Tensor, dim: int, *, power: float = 0.5) -> torch.Tensor:
-    """Word vectors from a truncated SVD of ``M``: ``U_d · diag(σ_d)^power``.
+    """Word vectors from a truncated SVD of ``M``.
+
+    Equation:
+        M ≈ U_d Σ_d V_dᵀ,   vectors = U_d · diag(σ_d)^power
 
     Args:
-        M: ``[V, C]`` matrix (e.g. :func:`ppmi`). dim: d <= min(V, C). power: exponent p of the
-            singular values (0 drops them, 1 keeps them, 1/2 splits them between words and contexts).
+        M: the matrix to factorise (e.g. :func:`ppmi`).
+        dim: d <= min(V, C).
+        power: exponent p of the singular values (0 drops them, 1 keeps them, 1/2 splits them
+            between words and contexts).
 
     Returns:
-        ``[V, dim]`` float64 vectors, the columns' signs fixed so that each column's largest-magnitude
-        entry is positive (an SVD is unique only up to sign; this makes the result deterministic).
+        float64 vectors, the columns' signs fixed so that each column's largest-magnitude entry is
+        positive (an SVD is unique only up to sign; this makes the result deterministic).
 
     Raises:
-        TypeError / ValueError: M is not a 2-D floating tensor, or dim is out of range.
+        TypeError: M is not a floating tensor. ValueError: M is not 2-D, or dim is out of range.
+
+    Shapes:
+        M: [V, C] -> [V, dim]
+
+    References:
+        Levy, Goldberg & Dagan, Improving Distributional Similarity, TACL 3, 2015.
     """
     M = check_floating("M", M)
     if M.dim() != 2:

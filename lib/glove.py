@@ -1,15 +1,17 @@
 """GloVe: word vectors fitted to the logarithm of a co-occurrence matrix (chapter 2).
 
-Pennington, Socher & Manning 2014, "GloVe: Global Vectors for Word Representation" (EMNLP 2014;
-no arXiv id). The model fits, for every pair of words with a nonzero co-occurrence count X_ij::
+The model fits two tables ``W`` (words) and ``W̃`` (contexts) and two bias vectors to every pair
+of words with a nonzero co-occurrence count X_ij, and uses the sum ``W + W̃`` as the final word
+vectors (section 4.2 of the paper). Training here is AdaGrad, as in the paper, on shuffled
+minibatches of the nonzero entries (the reference C code uses one entry at a time).
 
+Equation:
     J = Σ_{i,j: X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²
+    f(x) = (x / x_max)^α if x < x_max, else 1      (x_max = 100, α = 3/4 in the paper)
 
-    f(x) = (x / x_max)^α  if x < x_max,  else 1      (x_max = 100, α = 3/4 in the paper)
-
-with two tables ``W`` (words) and ``W̃`` (contexts), two bias vectors, and the sum ``W + W̃`` as the
-final word vectors (section 4.2 of the paper). Training here is AdaGrad, as in the paper, on
-shuffled minibatches of the nonzero entries (the reference C code uses one entry at a time).
+References:
+    Pennington, Socher & Manning, GloVe: Global Vectors for Word Representation, EMNLP 2014
+    (no arXiv id).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from lib._checks import (
     check_positive_float,
     check_positive_int,
 )
-from lib.word2vec import TrainingHistory, Vocab, _flatten
+from lib.vocab import TrainingHistory, Vocab, flatten
 
 __all__ = [
     "COOCCURRENCE_WEIGHTINGS",
@@ -52,7 +54,7 @@ def cooccurrence_matrix(
     *,
     across_sentences: bool = False,
 ) -> torch.Tensor:
-    """The symmetric word-word co-occurrence matrix X: ``[V, V]`` float64.
+    """The symmetric word-word co-occurrence matrix X, in float64.
 
     For every two in-vocabulary words at distance 1 <= d <= ``window`` in one sentence, X_ij and X_ji
     both grow by weight(d): 1/d for ``"harmonic"`` (Pennington et al. 2014, section 4.2), 1 for
@@ -65,22 +67,36 @@ def cooccurrence_matrix(
     with windows cut at sentence ends most pairs (king/her, paris/pasta ...) never co-occur, leaving
     those directions unconstrained; the stream adds the weak background co-occurrences real text has.
 
+    Equation:
+        X_ij = Σ over pairs (i at t, j at t ± d), 1 <= d <= window, of weight(d)
+
     Args:
-        sentences: tokenised sentences. vocab: a :class:`lib.word2vec.Vocab` (row/column order).
+        sentences: tokenised sentences.
+        vocab: a :class:`lib.vocab.Vocab` (row/column order).
         window: the largest distance counted, >= 1.
         weighting: a key of :data:`COOCCURRENCE_WEIGHTINGS`.
         across_sentences: let windows span sentence boundaries (default False).
 
     Returns:
-        ``X: [V, V]`` float64, symmetric, X[i, j] for ``vocab.words[i]`` and ``vocab.words[j]``.
+        X, symmetric, X[i, j] for ``vocab.words[i]`` and ``vocab.words[j]``.
+
+    Raises:
+        TypeError: ``vocab`` is not a Vocab or ``across_sentences`` not a bool.
+        ValueError: ``window`` < 1 or an unknown ``weighting``.
+
+    Shapes:
+        -> X: [V, V] float64
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, section 4.2.
     """
     window = check_positive_int("window", window)
     weighting = check_choice("weighting", weighting, tuple(COOCCURRENCE_WEIGHTINGS))
     if not isinstance(vocab, Vocab):
-        raise TypeError(f"vocab must be a lib.word2vec.Vocab, got {type(vocab).__name__}")
+        raise TypeError(f"vocab must be a lib.vocab.Vocab, got {type(vocab).__name__}")
     if not isinstance(across_sentences, bool):
         raise TypeError(f"across_sentences must be a bool, got {type(across_sentences).__name__}")
-    ids, sentence_ids = _flatten(sentences, vocab)
+    ids, sentence_ids = flatten(sentences, vocab)
     if across_sentences:
         sentence_ids = torch.zeros_like(sentence_ids)  # one stream: every token in "sentence 0"
     V = len(vocab)
@@ -95,9 +111,27 @@ def cooccurrence_matrix(
 
 
 def glove_weight(x: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> torch.Tensor:
-    """GloVe's weighting function f(x) = (x / x_max)^α for x < x_max, else 1 (so f(0) = 0).
+    """GloVe's weighting function: grows as a power of x up to x_max, then stays at 1.
 
-    Pennington et al. 2014, eq. 9. Shape: ``x: [...]`` (non-negative) -> ``[...]`` same dtype.
+    Equation:
+        f(x) = (x / x_max)^α if x < x_max, else 1   (so f(0) = 0)
+
+    Args:
+        x: non-negative co-occurrence values.
+        x_max: the cap, > 0 (100 in the paper).
+        alpha: the exponent, > 0 (3/4 in the paper).
+
+    Returns:
+        The weights, same shape and dtype as ``x``.
+
+    Raises:
+        TypeError: ``x`` is not floating. ValueError: ``x`` has a negative entry.
+
+    Shapes:
+        x: [...] -> [...]
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, eq. 9.
     """
     x = check_floating("x", x)
     x_max = check_positive_float("x_max", x_max)
@@ -116,10 +150,30 @@ def glove_loss(
     x_max: float = 100.0,
     alpha: float = 0.75,
 ) -> torch.Tensor:
-    """J = Σ_{X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²  (Pennington et al. 2014, eq. 8).
+    """The GloVe loss J of the tables, summed over the nonzero entries of X.
 
-    Shapes: ``W, W_tilde: [V, d]``, ``b, b_tilde: [V]``, ``X: [V, V]`` -> scalar (a 0-d tensor in
-    the dtype of ``W``). Entries with X_ij = 0 do not contribute (log 0 is never taken).
+    Entries with X_ij = 0 do not contribute (log 0 is never taken).
+
+    Equation:
+        J = Σ_{X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²
+
+    Args:
+        W, W_tilde: the word and context tables.
+        b, b_tilde: their biases.
+        X: the co-occurrence matrix.
+        x_max, alpha: the parameters of :func:`glove_weight`.
+
+    Returns:
+        A 0-d tensor in the dtype of ``W``.
+
+    Raises:
+        TypeError: an input is not floating. ValueError: the shapes disagree.
+
+    Shapes:
+        W, W_tilde: [V, d], b, b_tilde: [V], X: [V, V] -> []
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, eq. 8.
     """
     for name, t in (("W", W), ("W_tilde", W_tilde), ("b", b), ("b_tilde", b_tilde), ("X", X)):
         check_floating(name, t)
@@ -141,7 +195,17 @@ def glove_loss(
     return _loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha)
 
 
-def _loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha):
+def _loss_on_entries(
+    W: torch.Tensor,
+    W_tilde: torch.Tensor,
+    b: torch.Tensor,
+    b_tilde: torch.Tensor,
+    i: torch.Tensor,
+    j: torch.Tensor,
+    x: torch.Tensor,
+    x_max: float,
+    alpha: float,
+) -> torch.Tensor:
     """The GloVe loss summed over the listed entries (i[m], j[m]) with counts x[m], each [M]."""
     dot = (W[i] * W_tilde[j]).sum(-1)  # [M]
     residual = dot + b[i] + b_tilde[j] - torch.log(x)
@@ -159,10 +223,28 @@ def train_glove(
     alpha: float = 0.75,
     batch_size: int = 2048,
 ) -> tuple[torch.Tensor, TrainingHistory]:
-    """Fit GloVe to ``X: [V, V]``; return ``(W + W̃, history)``, the paper's word vectors.
+    """Fit GloVe to a co-occurrence matrix and return the paper's word vectors W + W̃.
 
-    Pennington et al. 2014, section 4.2. Same arguments as :func:`train_glove_tables`, which also
-    returns the two tables separately.
+    Same arguments as :func:`train_glove_tables`, which also returns the two tables separately.
+
+    Equation:
+        vectors = W + W̃, fitted to minimise J (see :func:`glove_loss`)
+
+    Args:
+        X: the co-occurrence matrix. dim, epochs, lr, seed, x_max, alpha, batch_size: as for
+            :func:`train_glove_tables`.
+
+    Returns:
+        ``(W + W̃, history)``.
+
+    Raises:
+        ValueError / TypeError: as :func:`train_glove_tables`.
+
+    Shapes:
+        X: [V, V] -> [V, dim]
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, section 4.2.
     """
     W, W_tilde, history = train_glove_tables(
         X, dim, epochs, lr, seed, x_max=x_max, alpha=alpha, batch_size=batch_size
@@ -181,17 +263,35 @@ def train_glove_tables(
     alpha: float = 0.75,
     batch_size: int = 2048,
 ) -> tuple[torch.Tensor, torch.Tensor, TrainingHistory]:
-    """Fit GloVe to a co-occurrence matrix ``X: [V, V]`` with AdaGrad; return ``(W, W̃, history)``.
+    """Fit GloVe to a co-occurrence matrix with AdaGrad; return the two tables and the history.
 
     Every epoch shuffles the nonzero entries of X and takes one AdaGrad step (initial learning rate
-    ``lr``, 0.05 in the paper) per minibatch of ``batch_size`` entries on the summed loss
-    f(X_ij)(w_i·w̃_j + b_i + b̃_j − log X_ij)² (Pennington et al. 2014, eq. 8). Parameters start
-    uniform in (−0.5/d, 0.5/d) as in the reference code. Deterministic given ``seed``.
+    ``lr``, 0.05 in the paper) per minibatch of ``batch_size`` entries on the summed loss.
+    Parameters start uniform in (−0.5/d, 0.5/d) as in the reference code. Deterministic given
+    ``seed``.
+
+    Equation:
+        J = Σ_{X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²
+
+    Args:
+        X: non-negative co-occurrence matrix.
+        dim: d >= 1. epochs: passes >= 1. lr: AdaGrad's learning rate. seed: >= 0.
+        x_max, alpha: the parameters of :func:`glove_weight`.
+        batch_size: entries per step.
 
     Returns:
-        ``W: [V, dim]`` (word vectors) and ``W̃: [V, dim]`` (context vectors), float32 (the paper
-        uses their sum), and a :class:`lib.word2vec.TrainingHistory` whose ``losses`` hold the
-        full loss J after each epoch.
+        ``(W, W̃, history)``: word and context vectors, float32 (the paper uses their sum), and a
+        :class:`lib.vocab.TrainingHistory` whose ``losses`` hold the full J after each epoch.
+
+    Raises:
+        TypeError: ``X`` is not floating. ValueError: ``X`` is not square and non-negative, has
+            no positive entry, or an argument is out of range.
+
+    Shapes:
+        X: [V, V] -> W: [V, dim], W̃: [V, dim]
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, section 4.2.
     """
     X = check_floating("X", X)
     if X.dim() != 2 or X.shape[0] != X.shape[1]:

@@ -38,7 +38,7 @@ from lib._checks import (
     check_token_ids,
 )
 from lib.embeddings import REAL_EMBEDDING_CONFIGS, embedding_table_bytes
-from lib.word2vec import TrainingHistory, Vocab, build_vocab
+from lib.vocab import TrainingHistory, Vocab, build_vocab
 
 __all__ = [
     "DECODER_CONFIGS",

@@ -1,4 +1,5 @@
-"""Tests for lib.word2vec: vocabulary, pairs, sampling, the SGNS loss, training, queries."""
+"""Tests for lib.word2vec: vocabulary, pairs, sampling, the SGNS and CBOW losses, training,
+queries, pseudo-words."""
 
 from __future__ import annotations
 
@@ -10,15 +11,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.corpus import generate_corpus
+from lib.vocab import build_vocab
 from lib.word2vec import (
+    CBOWNS,
     SkipGramNS,
+    add_pseudowords,
     analogy,
-    build_vocab,
+    cbow_examples,
+    mixture_weights,
     nearest_neighbours,
+    nearest_to_vector,
     sample_negatives,
     skipgram_pairs,
     subsample_keep_probability,
+    train_cbow,
     train_skipgram,
+    train_word2vec,
     unigram_distribution,
 )
 
@@ -237,3 +245,124 @@ def test_query_errors(toy):
         nearest_neighbours(vectors.long(), vocab, "king")
     with pytest.raises(ValueError, match="k must be"):
         analogy(vectors, vocab, "king", "man", "woman", k=0)
+
+
+# --- CBOW ------------------------------------------------------------------------------------------
+
+
+def test_cbow_examples_pinned():
+    # "a b c" and "d e": with window 1 every token has its neighbours inside its own sentence
+    vocab = build_vocab([["a", "b", "c"], ["d", "e"], ["z"]])
+    centres, contexts = cbow_examples([["a", "b", "c"], ["d", "e"], ["z"]], vocab, window=1)
+    words = [vocab.words[i] for i in centres.tolist()]
+    assert words == ["a", "b", "c", "d", "e"]  # "z" alone has no context: no example
+    ctx = [[vocab.words[j] if j >= 0 else None for j in row] for row in contexts.tolist()]
+    assert ctx == [[None, "b"], ["a", "c"], ["b", None], [None, "e"], ["d", None]]
+
+
+@given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=5), window=st.integers(1, 3))
+def test_cbow_example_counts(lengths, window):
+    sentences = [[f"w{i}_{j}" for j in range(n)] for i, n in enumerate(lengths)]
+    vocab = build_vocab(sentences)
+    centres, contexts = cbow_examples(sentences, vocab, window=window)
+    assert len(centres) == sum(n for n in lengths if n > 1)
+    assert contexts.shape == (len(centres), 2 * window)
+    # every context word present in the rows is exactly one skip-gram pair
+    assert int((contexts >= 0).sum()) == len(skipgram_pairs(sentences, vocab, window=window))
+
+
+def test_cbow_loss_against_a_hand_computation():
+    g = torch.Generator().manual_seed(4)
+    model = CBOWNS(6, 3, generator=g)
+    with torch.no_grad():
+        model.out_embed.weight.normal_(generator=g)
+    v, u = model.in_embed.weight.detach(), model.out_embed.weight.detach()
+    centre, contexts, negs = (
+        torch.tensor([2]),
+        torch.tensor([[0, -1, 4, 5]]),
+        torch.tensor([[1, 3]]),
+    )
+    h = (v[0] + v[4] + v[5]) / 3  # the pad (-1) is not a word: mean of three
+    by_hand = -math.log(1 / (1 + math.exp(-float(u[2] @ h)))) - sum(
+        math.log(1 / (1 + math.exp(float(u[k] @ h)))) for k in (1, 3)
+    )
+    assert model(centre, contexts, negs).item() == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_cbow_gradient_reaches_each_context_word_as_one_over_count():
+    model = CBOWNS(5, 2)
+    with torch.no_grad():
+        model.out_embed.weight.copy_(torch.arange(10.0).reshape(5, 2) / 10)
+    loss = model(torch.tensor([1]), torch.tensor([[0, 3, -1, -1]]), torch.tensor([[4]]))
+    loss.backward()
+    grad = model.in_embed.weight.grad
+    torch.testing.assert_close(grad[0], grad[3])  # the mean splits the gradient equally ...
+    assert torch.all(grad[[1, 2, 4]] == 0)  # ... and only context words get one
+    # d loss / d h, divided by the 2 context words
+    h = model.in_embed.weight.detach()[[0, 3]].mean(0)
+    u = model.out_embed.weight.detach()
+    d_h = -(1 - torch.sigmoid(u[1] @ h)) * u[1] + torch.sigmoid(u[4] @ h) * u[4]
+    torch.testing.assert_close(grad[0], d_h / 2)
+
+
+def test_cbow_training_lowers_the_loss_and_is_deterministic():
+    sentences = generate_corpus(600, seed=1)
+    _, _, h1 = train_cbow(sentences, epochs=4, seed=3, lr=0.05)
+    m2, _, h2 = train_cbow(sentences, epochs=4, seed=3, lr=0.05)
+    assert h1.losses == h2.losses
+    assert h1.losses[-1] < h1.losses[0] - 0.5
+    assert isinstance(m2, CBOWNS)
+
+
+def test_train_word2vec_skipgram_is_train_skipgram_and_errors():
+    sentences = generate_corpus(200, seed=2)
+    a, _, _ = train_word2vec(sentences, architecture="skipgram", epochs=1, seed=1)
+    b, _, _ = train_skipgram(sentences, epochs=1, seed=1)
+    assert torch.equal(a.vectors(), b.vectors())
+    with pytest.raises(ValueError, match="architecture"):
+        train_word2vec(sentences, architecture="glove")
+    with pytest.raises(TypeError, match="architecture"):
+        train_cbow(sentences, architecture="cbow")
+    with pytest.raises(ValueError, match="context"):
+        CBOWNS(3, 2)(torch.tensor([0]), torch.tensor([[-1, -1]]), torch.tensor([[1]]))
+    with pytest.raises(ValueError, match="centre"):
+        SkipGramNS(3, 2)(torch.tensor([3]), torch.tensor([0]), torch.tensor([[1]]))
+
+
+# --- polysemy: pseudo-words ------------------------------------------------------------------------
+
+
+def test_add_pseudowords_takes_exact_counts():
+    sentences = [["x", "y", "a"]] * 10 + [["y", "b"]] * 5
+    out, names = add_pseudowords(sentences, "x", "y", [(2, 6), (3, 1)], seed=0)
+    flat = [w for s in out for w in s]
+    assert names == ["x|y:2:6", "x|y:3:1"]
+    assert flat.count("x|y:2:6") == 8 and flat.count("x|y:3:1") == 4
+    assert flat.count("x") == 10 - 5 and flat.count("y") == 15 - 7
+    assert flat.count("a") == 10 and flat.count("b") == 5  # nothing else moves
+    assert [w for s in sentences for w in s].count("x") == 10  # input unchanged
+    with pytest.raises(ValueError, match="occurrences"):
+        add_pseudowords(sentences, "x", "y", [(11, 0)])
+    with pytest.raises(ValueError, match="differ"):
+        add_pseudowords(sentences, "x", "x", [(1, 1)])
+
+
+def test_mixture_weights_recover_a_known_mix():
+    g = torch.Generator().manual_seed(0)
+    parts = torch.randn(2, 16, generator=g)
+    weights, fit = mixture_weights(0.7 * parts[0] + 0.2 * parts[1], parts)
+    torch.testing.assert_close(weights, torch.tensor([0.7, 0.2], dtype=torch.float64))
+    assert fit == pytest.approx(1.0, abs=1e-9)
+    orthogonal = torch.tensor([0.0, 0.0, 1.0])
+    _, fit0 = mixture_weights(orthogonal, torch.eye(3)[:2])
+    assert fit0 == 0.0  # nothing of the target lies in the parts' span
+    with pytest.raises(ValueError, match="parts"):
+        mixture_weights(torch.ones(3), torch.ones(2, 4))
+
+
+def test_nearest_to_vector_ranks_by_cosine():
+    vocab = build_vocab([["a", "b", "c"]])
+    vectors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    found = nearest_to_vector(vectors, vocab, torch.tensor([2.0, 0.1]), k=2)
+    assert [w for w, _ in found] == ["a", "c"]
+    assert found[0][1] == pytest.approx(2 / math.hypot(2, 0.1))

@@ -13,7 +13,7 @@ from lib.count_vectors import ppmi, svd_vectors
 from lib.exercises import ExerciseFailed, exercise, require
 from lib.glove import cooccurrence_matrix
 from lib.similarity import neighbour_class_share
-from lib.word2vec import build_vocab
+from lib.vocab import build_vocab
 
 CHAPTER = "02_static_embeddings"
 
@@ -226,3 +226,60 @@ def check_window(answer: int) -> None:
             f"PPMI, SVD to {SVD_DIM} dimensions, k = 5 neighbours)"
         )
     raise ExerciseFailed(f"try the windows m = 1, 2, ..., 7; {int(answer)} is not among them")
+
+
+# --- 4. CBOW's hidden vector ------------------------------------------------------------------------
+
+
+def _cbow_hidden_reference(v: torch.Tensor, contexts: torch.Tensor) -> torch.Tensor:
+    """Mean of the rows ``v[o]`` over the ids o >= 0 of each row of ``contexts``: ``[B, d]``."""
+    present = contexts >= 0  # [B, C]
+    rows = v.double()[contexts.clamp_min(0)] * present[..., None]  # [B, C, d]
+    return rows.sum(1) / present.sum(1, keepdim=True)
+
+
+def _cbow_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(5)
+    v = torch.randn(7, 3, generator=g)  # V = 7, d = 3
+    edge = torch.tensor([[-1, 2, 3, 4], [1, 2, -1, -1], [6, -1, -1, -1]])  # pads at both ends
+    full = torch.randint(0, 7, (5, 4), generator=g)  # no pads
+    return [(v, edge), (v, full)]
+
+
+@exercise(
+    "ch02-cbow-hidden",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        # the sum, not the mean
+        lambda v, c: (v[c.clamp_min(0)] * (c >= 0)[..., None]).sum(1),
+        # the pads counted as row 0 / divided by the full width
+        lambda v, c: v[c.clamp_min(0)].mean(1),
+        lambda v, c: (v[c.clamp_min(0)] * (c >= 0)[..., None]).mean(1),
+        "not a function",
+    ],
+    right_answer=lambda: _cbow_hidden_reference,
+)  # fmt: skip
+def check_cbow_hidden(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``answer(v [V, d], contexts [B, C])`` must be CBOW's h per example, ``[B, d]``."""
+    require(
+        callable(answer),
+        f"answer must be a function cbow_hidden(v, contexts), got {type(answer).__name__}",
+    )
+    for v, contexts in _cbow_cases():
+        want = _cbow_hidden_reference(v, contexts)
+        got = _call(answer, v, contexts)
+        require(isinstance(got, torch.Tensor), f"cbow_hidden must return a tensor, got {type(got)}")
+        require(
+            tuple(got.shape) == tuple(want.shape),
+            f"the result must have shape [B, d] = {list(want.shape)}, got {list(got.shape)}",
+        )
+        got = got.double()
+        if torch.allclose(got, want, atol=1e-6, rtol=1e-6):
+            continue
+        n = (contexts >= 0).sum(1, keepdim=True).double()
+        if torch.allclose(got, want * n, atol=1e-6, rtol=1e-6):
+            raise ExerciseFailed("that is the sum of the context vectors; CBOW averages them")
+        raise ExerciseFailed(
+            "h must average only the real context words: ids of -1 are padding, and the "
+            "divisor is the number of real context words of that example, not the width C"
+        )

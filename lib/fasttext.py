@@ -1,0 +1,324 @@
+"""fastText: skip-gram word vectors built from character n-grams (chapter 2).
+
+Bojanowski et al. (arXiv:1607.04606) represent a word by the bag of its character n-grams: the
+word is wrapped in boundary markers ``<`` and ``>``, and every substring of n = 3..6 characters is
+an n-gram (``"where"`` → ``<wh, whe, her, ere, re>, <whe, ..., <where>``); the word itself, when
+it is in the vocabulary, adds one more row of its own. N-grams are not stored in a dictionary but
+hashed into a fixed number of buckets, so any string, seen in training or not, has a vector.
+
+The reference code (``src/dictionary.cc`` of facebookresearch/fastText) hashes with 32-bit FNV-1a
+(offset basis 2166136261, prime 16777619), reading every byte as a *signed* char (a quirk kept for
+compatibility with released models); n-gram ``g`` of a vocabulary of V words gets row
+``V + hash(g) mod buckets`` of the input table. The paper writes a word's vector as the *sum* of
+its n-gram vectors; the code averages them, in training (``Model::computeHidden``) and when it
+returns a word vector (``FastText::getWordVector``). This module averages, as the code does.
+The training itself is skip-gram with negative sampling, run by
+:func:`lib.word2vec.fit_negative_sampling`; only the centre word's input vector changes.
+
+Equation:
+    v_w = (1/|G_w|) Σ_{g ∈ G_w} z_g,   loss(c, o) = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
+
+References:
+    Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from lib._checks import (
+    check_int,
+    check_positive_float,
+    check_positive_int,
+    check_token_ids,
+)
+from lib.vocab import TrainingHistory, Vocab, build_vocab, flatten
+from lib.word2vec import ARCHITECTURES, fit_negative_sampling, negative_sampling_loss
+
+__all__ = [
+    "FastTextSkipGram",
+    "character_ngrams",
+    "fnv1a_32",
+    "subword_rows",
+    "train_fasttext",
+]
+
+_FNV_OFFSET, _FNV_PRIME, _MASK = 2166136261, 16777619, 0xFFFFFFFF
+
+
+def fnv1a_32(text: str) -> int:
+    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes, read as signed chars.
+
+    A byte b >= 128 enters as ``uint32(int8(b))`` = b + 0xFFFFFF00 (the reference's
+    ``h ^ uint32_t(int8_t(str[i]))``), so non-ASCII strings hash differently from textbook FNV-1a.
+
+    Equation:
+        h_0 = 2166136261,   h_{i+1} = (h_i XOR byte_i) · 16777619  mod 2^32
+
+    Args:
+        text: the string.
+
+    Returns:
+        The hash, an int in ``[0, 2^32)``.
+
+    Raises:
+        TypeError: ``text`` is not a str.
+
+    References:
+        Bojanowski et al., arXiv:1607.04606; fastText ``Dictionary::hash`` in src/dictionary.cc.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    h = _FNV_OFFSET
+    for byte in text.encode("utf-8"):
+        signed = byte if byte < 128 else (byte - 256) & _MASK
+        h = ((h ^ signed) * _FNV_PRIME) & _MASK
+    return h
+
+
+def _check_n_range(minn: int, maxn: int) -> tuple[int, int]:
+    minn = check_positive_int("minn", minn)
+    maxn = check_positive_int("maxn", maxn)
+    if maxn < minn:
+        raise ValueError(f"maxn must be >= minn = {minn}, got {maxn}")
+    return minn, maxn
+
+
+def character_ngrams(word: str, minn: int = 3, maxn: int = 6) -> list[str]:
+    """The character n-grams of ``<word>`` with minn <= n <= maxn, in fastText's order.
+
+    Ordered by start position, then length, as ``Dictionary::computeSubwords`` emits them; the
+    whole ``<word>`` is among them when it is at most ``maxn`` characters long. A 1-gram made of a
+    boundary marker alone is skipped (it matters only for minn = 1). Characters are Unicode code
+    points, as the reference counts UTF-8 characters.
+
+    Args:
+        word: the word, without markers.
+        minn: the shortest n-gram, >= 1 (3 in the paper).
+        maxn: the longest n-gram, >= minn (6 in the paper).
+
+    Returns:
+        The n-grams, duplicates kept (a repeated n-gram counts twice, as in the reference).
+
+    Raises:
+        TypeError: ``word`` is not a str. ValueError: ``word`` is empty or the range is invalid.
+
+    References:
+        Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606, §3.2.
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a str, got {type(word).__name__}")
+    if not word:
+        raise ValueError("word must not be empty")
+    minn, maxn = _check_n_range(minn, maxn)
+    marked = f"<{word}>"
+    grams = []
+    for i in range(len(marked)):
+        for n in range(1, maxn + 1):
+            j = i + n
+            if j > len(marked):
+                break
+            if n >= minn and not (n == 1 and (i == 0 or j == len(marked))):
+                grams.append(marked[i:j])
+    return grams
+
+
+def subword_rows(
+    word: str, vocab: Vocab, *, buckets: int, minn: int = 3, maxn: int = 6
+) -> list[int]:
+    """The input-table rows whose average is ``word``'s vector: its own row, then its n-grams'.
+
+    A vocabulary word has row ``vocab.id(word)``; an out-of-vocabulary word has none, only its
+    n-grams (as ``Dictionary::getSubwords``). N-gram g has row ``V + fnv1a_32(g) mod buckets``.
+
+    Args:
+        word: any word.
+        vocab: the :class:`lib.vocab.Vocab` (its size V offsets the n-gram rows).
+        buckets: number of hash buckets, >= 1 (2,000,000 in the reference).
+        minn, maxn: the n-gram lengths.
+
+    Returns:
+        Row ids in ``[0, V + buckets)``.
+
+    Raises:
+        ValueError: ``buckets`` < 1 or an invalid n range.
+
+    References:
+        Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
+    """
+    buckets = check_positive_int("buckets", buckets)
+    rows = [vocab.id(word)] if word in vocab else []
+    rows += [len(vocab) + fnv1a_32(g) % buckets for g in character_ngrams(word, minn, maxn)]
+    return rows
+
+
+class FastTextSkipGram(nn.Module):
+    """Skip-gram whose input vector of a word is the mean of its word and n-gram rows.
+
+    The input table has ``V + buckets`` rows (words, then hash buckets), initialised uniform in
+    (−1/d, 1/d) as in the reference; the output table has V rows, initialised to zero.
+    ``forward(centre, context, negatives)`` has :class:`lib.word2vec.SkipGramNS`'s contract.
+
+    Equation:
+        v_c = (1/|G_c|) Σ_{g ∈ G_c} z_g,   loss = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
+
+    Args:
+        vocab: the training vocabulary.
+        dim: d >= 1.
+        buckets: number of n-gram hash buckets, >= 1.
+        minn, maxn: the n-gram lengths.
+        generator: random generator for the initial input table.
+
+    Raises:
+        ValueError: an argument is out of range, or ids in ``forward`` are outside ``[0, V)``.
+
+    Shapes:
+        centre: [B], context: [B], negatives: [B, K] -> [B]
+
+    References:
+        Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
+    """
+
+    subwords: torch.Tensor
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        dim: int,
+        *,
+        buckets: int = 20_000,
+        minn: int = 3,
+        maxn: int = 6,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__()
+        dim = check_positive_int("dim", dim)
+        self.buckets = check_positive_int("buckets", buckets)
+        self.minn, self.maxn = _check_n_range(minn, maxn)
+        self.vocab = vocab
+        rows = [subword_rows(w, vocab, buckets=buckets, minn=minn, maxn=maxn) for w in vocab.words]
+        width = max(len(r) for r in rows)
+        padded = [r + [-1] * (width - len(r)) for r in rows]
+        self.register_buffer("subwords", torch.tensor(padded, dtype=torch.long))  # [V, S]
+        self.in_embed = nn.Embedding(len(vocab) + buckets, dim)  # z: words, then n-gram buckets
+        self.out_embed = nn.Embedding(len(vocab), dim)  # u: the word as context
+        with torch.no_grad():
+            self.in_embed.weight.uniform_(-1.0 / dim, 1.0 / dim, generator=generator)
+            self.out_embed.weight.zero_()
+
+    def _mean_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mean of the input rows listed in ``rows`` ([..., S], −1 = none): ``[..., d]``."""
+        present = rows >= 0
+        z = self.in_embed(torch.where(present, rows, 0)) * present[..., None]
+        return z.sum(-2) / present.sum(-1, keepdim=True)
+
+    def forward(
+        self, centre: torch.Tensor, context: torch.Tensor, negatives: torch.Tensor
+    ) -> torch.Tensor:
+        V = len(self.vocab)
+        for name, t in (("centre", centre), ("context", context), ("negatives", negatives)):
+            check_token_ids(t, V, name)
+        table = self._mean_rows(self.subwords)  # [V, d]: every word once, then gather
+        v_c = table[centre]  # [B, d]
+        return negative_sampling_loss(v_c, self.out_embed(context), self.out_embed(negatives))
+
+    def vectors(self) -> torch.Tensor:
+        """The vocabulary's word vectors, each the mean of its word and n-gram rows.
+
+        Returns:
+            A detached ``[V, d]`` tensor, row i for ``vocab.words[i]``.
+
+        Shapes:
+            -> [V, d]
+        """
+        with torch.no_grad():
+            return self._mean_rows(self.subwords).detach().clone()
+
+    def word_vector(self, word: str) -> torch.Tensor:
+        """The vector of any word: for an out-of-vocabulary one, the mean of its n-gram rows.
+
+        Args:
+            word: any non-empty word.
+
+        Returns:
+            A detached ``[d]`` tensor.
+
+        Shapes:
+            -> [d]
+        """
+        rows = subword_rows(word, self.vocab, buckets=self.buckets, minn=self.minn, maxn=self.maxn)
+        with torch.no_grad():
+            return self._mean_rows(torch.tensor(rows)).detach().clone()
+
+
+def train_fasttext(
+    sentences: Sequence[Sequence[str]],
+    *,
+    dim: int = 32,
+    window: int = 2,
+    negatives: int = 5,
+    epochs: int = 10,
+    lr: float = 0.02,
+    batch_size: int = 2048,
+    buckets: int = 20_000,
+    minn: int = 3,
+    maxn: int = 6,
+    min_count: int = 1,
+    subsample: float | None = None,
+    seed: int = 0,
+) -> tuple[FastTextSkipGram, Vocab, TrainingHistory]:
+    """Train fastText's skip-gram (n-gram input vectors, negative sampling); deterministic.
+
+    The same loop, examples and noise distribution as :func:`lib.word2vec.train_skipgram`
+    (:func:`lib.word2vec.fit_negative_sampling`); only the model differs. The default
+    ``buckets`` is small for a small corpus (the reference uses 2,000,000).
+
+    Args:
+        sentences: tokenised sentences.
+        dim, window, negatives, epochs, lr, batch_size, min_count, subsample, seed: as for
+            :func:`lib.word2vec.train_word2vec`.
+        buckets: number of n-gram hash buckets.
+        minn, maxn: the n-gram lengths (3 and 6 in the paper).
+
+    Returns:
+        ``(model, vocab, history)``: the trained :class:`FastTextSkipGram`, its vocabulary and
+        the mean loss per epoch.
+
+    Raises:
+        ValueError: an argument is out of range, or the corpus gives no pair.
+
+    References:
+        Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
+    """
+    dim = check_positive_int("dim", dim)
+    window = check_positive_int("window", window)
+    negatives = check_positive_int("negatives", negatives)
+    epochs = check_positive_int("epochs", epochs)
+    lr = check_positive_float("lr", lr)
+    batch_size = check_positive_int("batch_size", batch_size)
+    seed = check_int("seed", seed, minimum=0)
+    if subsample is not None:
+        subsample = check_positive_float("subsample", subsample)
+    vocab = build_vocab(sentences, min_count=min_count)
+    ids, sentence_ids = flatten(sentences, vocab)
+    generator = torch.Generator().manual_seed(seed)
+    model = FastTextSkipGram(vocab, dim, buckets=buckets, minn=minn, maxn=maxn, generator=generator)
+    _, make_pairs = ARCHITECTURES["skipgram"]
+    history = fit_negative_sampling(
+        model,
+        ids,
+        sentence_ids,
+        vocab,
+        make_pairs,
+        window=window,
+        negatives=negatives,
+        epochs=epochs,
+        lr=lr,
+        batch_size=batch_size,
+        subsample=subsample,
+        generator=generator,
+    )
+    return model, vocab, history
