@@ -180,10 +180,10 @@ def check_floating(name: str, value: object) -> torch.Tensor:
 
     Args:
         name: the argument's name, for the message.
-        value: the value to check.
+        value: any object; a tensor of a floating dtype (bf16, fp16, fp32, fp64) passes.
 
     Returns:
-        ``value``, unchanged.
+        ``value``, now known to be a floating tensor.
 
     Raises:
         TypeError: ``value`` is not a tensor, or not floating.
@@ -199,10 +199,10 @@ def check_integer_tensor(name: str, value: object) -> torch.Tensor:
 
     Args:
         name: the argument's name, for the message.
-        value: the value to check.
+        value: any object; a tensor of an integer dtype (uint8 … int64) passes, bool does not.
 
     Returns:
-        ``value``, unchanged.
+        ``value``, now known to be an integer tensor.
 
     Raises:
         TypeError: ``value`` is not a tensor, or floating, complex or bool.

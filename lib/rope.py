@@ -519,19 +519,17 @@ def half_to_interleaved_permutation(d_head: int) -> torch.Tensor:
     """Inverse of :func:`interleaved_to_half_permutation`: half-pairing layout -> interleaved.
 
     Equation:
-        inv[2i] = i,  inv[2i + 1] = i + d/2,  i.e. [0, d/2, 1, d/2 + 1, …];  x[..., perm][..., inv] == x
+        inv[2i] = i,  inv[2i + 1] = i + d/2,  i.e. [0, d/2, 1, d/2 + 1, …];
+        x[..., perm][..., inv] == x
 
     Args:
-        d_head: head dimension, a positive even int.
+        d_head: as :func:`interleaved_to_half_permutation`.
 
     Returns:
-        The permutation, a LongTensor.
+        The inverse permutation, a LongTensor ``[d_head]``.
 
     Raises:
-        TypeError, ValueError: ``d_head`` not a positive even int.
-
-    Shapes:
-        returns: [d_head]
+        TypeError, ValueError: as :func:`interleaved_to_half_permutation`.
 
     References:
         Su et al., RoFormer, arXiv:2104.09864. Black et al., GPT-NeoX-20B, arXiv:2204.06745.
@@ -599,11 +597,11 @@ def permute_qk_weight_hf_to_meta(w: torch.Tensor, n_heads: int) -> torch.Tensor:
         within each head, new row 2i + j = old row j·d/2 + i
 
     Args:
-        w: the projection weight, 2-D, ``n_heads`` heads of an even size stacked along dim 0.
-        n_heads: the number of heads in ``w``, an int >= 1.
+        w: a transformers-layout q or k projection (see :func:`permute_qk_weight_meta_to_hf`).
+        n_heads: the number of heads in ``w``.
 
     Returns:
-        The reordered weight, shape of ``w``.
+        The weight in Meta's row order.
 
     Raises:
         TypeError, ValueError: as :func:`permute_qk_weight_meta_to_hf`.
