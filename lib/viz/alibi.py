@@ -1,6 +1,6 @@
 """Figures for the ALiBi chapter: bias matrices per head, slope sets, and attention weights by distance.
 
-ALiBi (Press, Smith & Lewis 2022, "Train Short, Test Long", arXiv 2108.12409) adds
+ALiBi (Press, Smith & Lewis 2022, "Train Short, Test Long", arXiv:2108.12409) adds
 ``−m_h · (i − j)`` to the score of query ``i`` and key ``j`` in head ``h``. Every builder here takes
 tensors computed by :mod:`lib.alibi` / :mod:`lib.attention` and returns a plotly figure (never
 ``show()``); sliders are ``layout.sliders`` steps, so they work on the static site with no kernel.
@@ -18,7 +18,15 @@ import plotly.graph_objects as go
 import torch
 
 from lib._checks import check_floating, check_int, check_positive_int
-from lib.viz.core import DIVERGING, OKABE_ITO, SEQUENTIAL, apply_theme, rounded, slider_figure
+from lib.viz.core import (
+    DIVERGING,
+    OKABE_ITO,
+    SEQUENTIAL,
+    apply_theme,
+    palette,
+    rounded,
+    slider_figure,
+)
 
 __all__ = [
     "bias_heatmap_figure",
@@ -76,7 +84,7 @@ def bias_panels_figure(
     """Side-by-side heatmaps of per-head bias matrices, with one slider over the heads.
 
     Each panel is a bias ``[H, T, T]`` (e.g. ALiBi's ``−m_h · (i − j)``, Press et al. 2022,
-    arXiv 2108.12409), drawn with query ``i`` down and key ``j`` across; ``−inf`` (masked) entries
+    arXiv:2108.12409), drawn with query ``i`` down and key ``j`` across; ``−inf`` (masked) entries
     are gaps. All panels and heads share one colour range (symmetric about ``zmid``, or the data's
     min/max when ``zmid`` is None), so the slider compares heads honestly: a head with a small
     slope looks faint because its bias *is* small.
@@ -128,7 +136,9 @@ def bias_panels_figure(
         group = []
         for p, (title, a) in enumerate(arrays.items()):
             suffix = "" if p == 0 else str(p + 1)
-            z = np.where(np.isfinite(a[h]), a[h], None).tolist()  # [T, T], gaps where masked
+            z = np.asarray(
+                np.where(np.isfinite(a[h]), a[h], None)
+            ).tolist()  # [T, T], gaps where masked
             group.append(
                 go.Heatmap(
                     z=z,
@@ -191,12 +201,7 @@ def bias_panels_figure(
         f"Bias added to the attention scores, per head ({n_heads} heads, T = {seq_len}); "
         f"panels: {names}. Move the slider to change the head; gaps are masked keys."
     )
-    apply_theme(
-        fig,
-        caption=caption if caption is not None else default,
-        alt=alt if alt is not None else default,
-        height=520 if n_panels == 1 else 440,
-    )
+    apply_theme(fig, caption=caption, alt=alt, default=default, height=440 + 80 * (n_panels == 1))
     fig.update_layout(margin={"t": 90})  # room for the step title above the panel titles
     return fig
 
@@ -212,7 +217,7 @@ def bias_heatmap_figure(
     """One heatmap of ALiBi's bias per head, with a head slider (one panel of :func:`bias_panels_figure`).
 
     ``bias[h, i, j] = −m_h · (i − j)`` for ``j <= i`` and ``−inf`` above the diagonal in the causal
-    form of Press et al. 2022 (arXiv 2108.12409), as built by :func:`lib.alibi.alibi_bias`.
+    form of Press et al. 2022 (arXiv:2108.12409), as built by :func:`lib.alibi.alibi_bias`.
     Sequential colour scale (``cividis``) from the most negative bias to 0, shared by all heads.
 
     Args:
@@ -246,7 +251,7 @@ def slopes_figure(
 ) -> go.Figure:
     """Each head's slope on a log₂ axis, one row per head count (e.g. 8, 12 and 16 heads).
 
-    Press et al. 2022 (arXiv 2108.12409): for ``n`` a power of two, ``m_k = 2^(−8k/n)``; otherwise the
+    Press et al. 2022 (arXiv:2108.12409): for ``n`` a power of two, ``m_k = 2^(−8k/n)``; otherwise the
     ``c`` slopes of the largest power of two ``c < n`` come first, then ``n − c`` slopes taken from
     the ``2c``-head set (its 1st, 3rd, 5th, …). This figure marks the first ``c`` heads of each row
     with circles and the remaining ``n − c`` with diamonds (colour and shape both differ), and writes
@@ -327,12 +332,7 @@ def slopes_figure(
         "largest power of two c; diamonds: the heads added from the 2c-head sequence, which fall "
         "halfway between (in log scale) the first c slopes."
     )
-    apply_theme(
-        fig,
-        caption=caption if caption is not None else default,
-        alt=alt if alt is not None else default,
-        height=380,
-    )
+    apply_theme(fig, caption=caption, alt=alt, default=default, height=380)
     fig.update_layout(margin={"t": 50})  # room for the head indices above the top row
     return fig
 
@@ -352,7 +352,7 @@ def weights_by_distance_figure(
 
     With equal raw scores, ALiBi's causal weights for query ``i`` are
     ``w_h(i, j) = exp(−m_h (i − j)) / Σ_{j' <= i} exp(−m_h (i − j'))`` (Press et al. 2022,
-    arXiv 2108.12409): a straight line of slope ``−m_h / ln 10`` per head on a log axis. A slider
+    arXiv:2108.12409): a straight line of slope ``−m_h / ln 10`` per head on a log axis. A slider
     moves the query position ``i`` through ``query_positions``.
 
     Args:
@@ -411,7 +411,7 @@ def weights_by_distance_figure(
                     y=row.tolist(),
                     mode="lines+markers",
                     marker={"size": 4},
-                    line={"color": OKABE_ITO[h], "width": 2},
+                    line={"color": palette(h), "width": 2, "dash": ("solid", "dash")[h // 7 % 2]},
                     name=f"head {h + 1}, m = 1/{rounded([1 / slope_values[h]])[0]:g}",
                     hovertemplate=(
                         f"head {h + 1}<br>distance i − j = %{{x}}<br>weight = %{{y:.3g}}"
@@ -439,11 +439,6 @@ def weights_by_distance_figure(
         "ALiBi heads when every raw score is equal, so only the bias acts. Steep heads stay local "
         "whatever the query position; gentle heads spread out as the query moves right."
     )
-    apply_theme(
-        fig,
-        caption=caption if caption is not None else default,
-        alt=alt if alt is not None else default,
-        height=480,
-    )
+    apply_theme(fig, caption=caption, alt=alt, default=default, height=480)
     fig.update_layout(margin={"t": 60})  # room for the step title
     return fig

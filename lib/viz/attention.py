@@ -13,7 +13,14 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib.viz.core import DIVERGING, OKABE_ITO, SEQUENTIAL, apply_theme, rounded
+from lib.viz.core import (
+    DIVERGING,
+    SEQUENTIAL,
+    add_step_slider,
+    apply_theme,
+    palette,
+    rounded,
+)
 
 __all__ = ["output_shift_bars", "permutation_slider"]
 
@@ -49,7 +56,7 @@ def permutation_slider(
 
     For self-attention with no position signal, reordering the tokens by a permutation ``π``
     reorders the weights as ``W' = P W Pᵀ`` and the outputs as ``Y' = P Y`` (Vaswani et al. 2017,
-    arXiv 1706.03762, eq. 1 has no position in it). Stepping through orders shows every row and
+    arXiv:1706.03762, eq. 1 has no position in it). Stepping through orders shows every row and
     column moving with its token while its values stay the same.
 
     Args:
@@ -74,9 +81,9 @@ def permutation_slider(
             f"got {len(sentences)}, {len(weights)}, {len(outputs)}"
         )
     steps = []
-    for s, (sentence, w, y) in enumerate(zip(sentences, weights, outputs, strict=True)):
+    for s, (sentence, w_in, y_in) in enumerate(zip(sentences, weights, outputs, strict=True)):
         tokens = _check_tokens(f"sentences[{s}]", sentence)
-        w_arr, y_arr = _as_2d(f"weights[{s}]", w), _as_2d(f"outputs[{s}]", y)
+        w_arr, y_arr = _as_2d(f"weights[{s}]", w_in), _as_2d(f"outputs[{s}]", y_in)
         t = len(tokens)
         if w_arr.shape != (t, t):
             raise ValueError(f"weights[{s}] must be [T, T] = [{t}, {t}], got {list(w_arr.shape)}")
@@ -142,16 +149,6 @@ def permutation_slider(
             "yaxis2.ticktext": ticks,
         }
 
-    slider_steps = []
-    for k, label in enumerate(labels):
-        visible = [j == k for j in range(len(steps)) for _ in range(2)]
-        slider_steps.append(
-            {
-                "method": "update",
-                "label": str(label),
-                "args": [{"visible": visible}, step_layout(steps[k][0])],
-            }
-        )
     tick_positions = list(range(max(len(tokens) for tokens, _, _ in steps)))
     first = step_layout(steps[0][0])
     fig.update_xaxes(
@@ -167,19 +164,11 @@ def permutation_slider(
         row=1, col=2, tickmode="array", tickvals=tick_positions,
         ticktext=first["yaxis2.ticktext"], autorange="reversed",
     )  # fmt: skip
-    fig.update_layout(
-        sliders=[
-            {
-                "active": 0,
-                "currentvalue": {"prefix": "word order: "},
-                "pad": {"t": 90},
-                "y": 0,
-                "yanchor": "top",
-                "steps": slider_steps,
-            }
-        ],
-        height=540,
-    )
+    add_step_slider(
+        fig, labels, n_static=0, per_step=2, prefix="word order: ", pad_t=90,
+        step_layouts=[step_layout(tokens) for tokens, _, _ in steps],
+    )  # fmt: skip
+    fig.update_layout(height=540)
     return apply_theme(fig, title=first["title.text"], caption=caption, alt=alt)
 
 
@@ -229,7 +218,7 @@ def output_shift_bars(
                 x=labels,
                 y=array.tolist(),
                 name=str(name),
-                marker_color=OKABE_ITO[n % len(OKABE_ITO)],
+                marker_color=palette(n),
                 text=[f"{v:.2f}" for v in array],
                 textposition="outside",
                 hovertemplate="%{x}<br>%{y:.3g}<extra>" + str(name) + "</extra>",

@@ -7,7 +7,7 @@
   slider step per layer (0 = the embedding layer's output), working in a static page.
 
 Hidden states follow Hugging Face ``transformers``' convention for BERT-style encoders (Devlin et
-al. 2019, arXiv 1810.04805): ``hidden_states[0]`` is the output of the embedding layer and
+al. 2019, arXiv:1810.04805): ``hidden_states[0]`` is the output of the embedding layer and
 ``hidden_states[l]`` the output of transformer layer l. Figure data is rounded with
 :func:`lib.viz.core.rounded`.
 """
@@ -21,7 +21,14 @@ import torch
 
 from lib._checks import check_floating, check_int
 from lib.similarity import cosine_matrix
-from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, rounded, slider_figure
+from lib.viz.core import (
+    DIVERGING,
+    LINE_COLOURS,
+    apply_theme,
+    palette,
+    rounded,
+    slider_figure,
+)
 
 __all__ = ["layer_labels", "layer_similarity_figure", "token_cosines", "token_similarity_slider"]
 
@@ -33,7 +40,7 @@ token_cosines = cosine_matrix
 def layer_labels(n_layers: int) -> list[str]:
     """Names of the ``n_layers + 1`` hidden states: ``["0 (embeddings)", "1", ..., "n_layers"]``.
 
-    Index 0 is the embedding layer's output (Devlin et al. 2019, arXiv 1810.04805), index l >= 1 the
+    Index 0 is the embedding layer's output (Devlin et al. 2019, arXiv:1810.04805), index l >= 1 the
     output of transformer layer l, as in ``transformers``' ``output_hidden_states``.
     """
     n_layers = check_int("n_layers", n_layers, minimum=0)
@@ -63,15 +70,15 @@ def layer_similarity_figure(
     hidden states at layer l of pair p (e.g. the word "bank" in two sentences). Each group is drawn
     as its mean over pairs (line and markers) with a shaded band from its minimum to its maximum;
     ``references`` are single curves ``[n_layers + 1]`` drawn dashed (e.g. the static lookup, whose
-    cosine is 1 at every layer). Layer 0 is the embedding layer's output (Devlin et al. 2019, arXiv
-    1810.04805).
-
-    Shapes: every ``groups`` value ``[n_pairs, L + 1]`` (same L + 1 for all), every ``references``
-    value ``[L + 1]``.
+    cosine is 1 at every layer). Layer 0 is the embedding layer's output (Devlin et al. 2019, arXiv:1810.04805).
 
     Raises:
         TypeError: not a mapping, or a value is not a floating tensor.
         ValueError: empty ``groups``, wrong shapes, more groups and references than colours.
+
+    Shapes:
+        every ``groups`` value ``[n_pairs, L + 1]`` (same L + 1 for all), every ``references``
+        value ``[L + 1]``.
     """
     if not isinstance(groups, Mapping) or not groups:
         raise TypeError(
@@ -94,14 +101,14 @@ def layer_similarity_figure(
                 f"references[{name!r}] must have shape [L + 1] = [{n_points}], got "
                 f"{tuple(value.shape)}"
             )
-    if len(series) + len(references) > len(OKABE_ITO):
-        raise ValueError(f"at most {len(OKABE_ITO)} groups and references together")
+    if len(series) + len(references) > len(LINE_COLOURS):
+        raise ValueError(f"at most {len(LINE_COLOURS)} groups and references together")
 
     layers = list(range(n_points))
     labels = layer_labels(n_points - 1)
     fig = go.Figure()
     for k, (name, value) in enumerate(series.items()):
-        colour = OKABE_ITO[k]
+        colour = palette(k)
         value = value.to(torch.float64)
         mean, low, high = (
             rounded(v) for v in (value.mean(0), value.min(0).values, value.max(0).values)
@@ -143,7 +150,7 @@ def layer_similarity_figure(
                 x=layers,
                 y=rounded(value).tolist(),
                 mode="lines",
-                line={"color": OKABE_ITO[k], "width": 2, "dash": "dash"},
+                line={"color": palette(k), "width": 2, "dash": "dash"},
                 name=name,
                 hovertemplate="layer %{x}<br>cos %{y:.3f}<extra>" + name + "</extra>",
             )
@@ -174,7 +181,7 @@ def token_similarity_slider(
     Step l shows ``cosine_matrix(states)[l]`` (:func:`lib.similarity.cosine_matrix`) on a diverging scale fixed to
     [−1, 1], so the steps are comparable. Tokens label both axes (in order, so repeated tokens such
     as two "bank"s stay apart); the tokens at the positions in ``highlight`` are drawn in bold.
-    Layer 0 is the embedding layer's output (Devlin et al. 2019, arXiv 1810.04805).
+    Layer 0 is the embedding layer's output (Devlin et al. 2019, arXiv:1810.04805).
 
     Args:
         states: ``[L + 1, T, d]`` hidden states of one sentence

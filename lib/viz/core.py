@@ -18,11 +18,13 @@ the site's renderer shows the caption under the figure and uses the alt text as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 import torch
+
+from lib._checks import check_int
 
 #: Okabe & Ito (2008) qualitative palette, distinguishable with every common colour-vision deficiency.
 OKABE_ITO = (
@@ -35,6 +37,31 @@ OKABE_ITO = (
     "#F0E442",  # yellow
     "#999999",  # grey (stands in for Okabe-Ito black, which vanishes on a dark page)
 )
+#: Okabe–Ito yellow: unreadable as a line, marker or bar on a white page, so no figure picks it.
+YELLOW = OKABE_ITO[6]
+#: Line, marker and bar colours in the order figures use them: Okabe–Ito without yellow.
+LINE_COLOURS = tuple(c for c in OKABE_ITO if c != YELLOW)
+
+
+def palette(index: int) -> str:
+    """The colour of a figure's ``index``-th line (or marker, or bar): the one palette rule.
+
+    Cycles through :data:`LINE_COLOURS` (Okabe–Ito without yellow); past seven lines, colours
+    repeat, so a figure with more lines also varies the dash or marker.
+
+    Args:
+        index: the line's index within its figure, >= 0.
+
+    Returns:
+        A ``#rrggbb`` colour.
+
+    Raises:
+        TypeError: ``index`` is not an int.
+        ValueError: ``index`` is negative.
+    """
+    return LINE_COLOURS[check_int("index", index, minimum=0) % len(LINE_COLOURS)]
+
+
 #: Sequential scale for non-negative data (perceptually uniform, colour-blind safe).
 SEQUENTIAL = "Cividis"
 #: Diverging scale for signed data centred on zero (blue negative, red positive).
@@ -71,12 +98,26 @@ def apply_theme(
     caption: str | None = None,
     alt: str | None = None,
     height: int | None = None,
+    default: str | None = None,
 ) -> go.Figure:
     """Give ``fig`` the book's look (transparent, neutral grid, Okabe–Ito colours) and its caption.
 
     ``caption`` and ``alt`` go into ``fig.layout.meta``; the website shows the caption under the
     figure and reads the alt text to screen readers.
+
+    Args:
+        fig: the figure, changed in place.
+        title: optional figure title (left-aligned).
+        caption: the caption; ``default`` where None.
+        alt: the alt text; ``default`` where None, else the caption.
+        height: optional height in pixels.
+        default: a builder's own caption and alt text, used where ``caption``/``alt`` is None.
+
+    Returns:
+        ``fig``.
     """
+    caption = default if caption is None else caption
+    alt = default if alt is None else alt
     meta = dict(fig.layout.meta or {})
     if caption is not None:
         meta["caption"] = caption
@@ -156,6 +197,63 @@ def slider_figure(
     )
 
 
+def add_slider(
+    fig: go.Figure,
+    labels: Sequence[str],
+    args: Sequence[list],
+    *,
+    method: str = "update",
+    prefix: str = "",
+    active: int = 0,
+    pad_t: int = 50,
+    x: float | None = None,
+    length: float | None = None,
+    y: float = 0,
+) -> go.Figure:
+    """Append one plotly slider to ``fig``: the one place every slider of the book is made.
+
+    Step k runs plotly.js's ``method`` (``"update"``, ``"restyle"`` or ``"animate"``) with
+    ``args[k]`` in the page itself, so no kernel is needed. Several sliders can share a figure
+    when they set different attributes (see :func:`lib.viz.rope.rotation_explorer`).
+
+    Args:
+        fig: the figure; sliders it already has are kept.
+        labels: the label of each step.
+        args: plotly's arguments of each step (e.g. ``[{"visible": [...]}, {"title.text": ...}]``).
+        method: the plotly.js method the steps call.
+        prefix: text shown before the current label (e.g. ``"position m = "``).
+        active: the step shown first.
+        pad_t: space in pixels above the slider (room for rotated tick labels).
+        x: left end of the slider in paper coordinates (plotly's default if None).
+        length: length of the slider as a fraction of the plot width (plotly's default if None).
+        y: vertical position of the slider's top, in paper coordinates.
+
+    Returns:
+        ``fig``.
+
+    Raises:
+        ValueError: ``args`` and ``labels`` differ in length, or ``active`` is out of range.
+    """
+    n_steps = len(labels)
+    if len(args) != n_steps:
+        raise ValueError(f"args must have one entry per label ({n_steps}), got {len(args)}")
+    if not 0 <= active < n_steps:
+        raise ValueError(f"active must be in [0, {n_steps - 1}], got {active}")
+    slider: dict = {"active": active, "currentvalue": {"prefix": prefix}, "pad": {"t": pad_t}}
+    if x is not None:
+        slider["x"] = x
+    if length is not None:
+        slider["len"] = length
+    slider["y"] = y
+    slider["yanchor"] = "top"
+    slider["steps"] = [
+        {"method": method, "label": str(label), "args": list(step_args)}
+        for label, step_args in zip(labels, args, strict=True)
+    ]
+    fig.update_layout(sliders=[*fig.layout.sliders, slider])
+    return fig
+
+
 def add_step_slider(
     fig: go.Figure,
     labels: Sequence[str],
@@ -165,12 +263,39 @@ def add_step_slider(
     prefix: str = "",
     active: int = 0,
     step_titles: Sequence[str] | None = None,
+    step_layouts: Sequence[Mapping[str, object]] | None = None,
+    legend_follows: bool = False,
+    pad_t: int = 50,
+    x: float | None = None,
+    length: float | None = None,
 ) -> go.Figure:
     """Add a slider to ``fig`` (e.g. one built with subplots) that shows one group of traces a step.
 
     ``fig.data`` must be ``n_static`` always-visible traces followed by ``len(labels)`` groups of
-    ``per_step`` traces, in slider order. Each step toggles trace visibility (and optionally the
-    title), which plotly.js does in the page itself: no kernel needed. Returns ``fig``.
+    ``per_step`` traces, in slider order. Each step toggles trace visibility and, optionally, sets
+    the title and other layout attributes, which plotly.js does in the page itself: no kernel
+    needed.
+
+    Args:
+        fig: the figure, its traces in the order above.
+        labels: the slider's label for each step.
+        n_static: traces shown at every step (first in ``fig.data``).
+        per_step: traces per step.
+        prefix: text shown before the current label.
+        active: the step shown first.
+        step_titles: optional figure title for each step.
+        step_layouts: optional layout updates for each step (e.g. ``{"yaxis.range": [0, 2]}``).
+        legend_follows: also show only the current step's traces in the legend.
+        pad_t: space in pixels above the slider (see :func:`add_slider`).
+        x: left end of the slider in paper coordinates (see :func:`add_slider`).
+        length: length of the slider (see :func:`add_slider`).
+
+    Returns:
+        ``fig``, with one more slider.
+
+    Raises:
+        ValueError: the trace count does not match, ``active`` is out of range, or a per-step
+            sequence has the wrong length.
     """
     n_steps = len(labels)
     if len(fig.data) != n_static + n_steps * per_step:
@@ -180,29 +305,21 @@ def add_step_slider(
         )
     if not 0 <= active < n_steps:
         raise ValueError(f"active must be in [0, {n_steps - 1}], got {active}")
-    if step_titles is not None and len(step_titles) != n_steps:
-        raise ValueError("step_titles must have one entry per step")
+    for name, per in (("step_titles", step_titles), ("step_layouts", step_layouts)):
+        if per is not None and len(per) != n_steps:
+            raise ValueError(f"{name} must have one entry per step")
     for k, trace in enumerate(fig.data[n_static:]):
         trace.visible = k // per_step == active
-    slider_steps = []
-    for k, label in enumerate(labels):
+    args = []
+    for k in range(n_steps):
         visible = [True] * n_static + [j == k for j in range(n_steps) for _ in range(per_step)]
-        layout_args = {"title.text": step_titles[k]} if step_titles is not None else {}
-        slider_steps.append(
-            {"method": "update", "label": str(label), "args": [{"visible": visible}, layout_args]}
-        )
-    fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": prefix},
-                "pad": {"t": 50},
-                "y": 0,
-                "yanchor": "top",
-                "steps": slider_steps,
-            }
-        ]
-    )
+        data: dict[str, object] = {"visible": visible}
+        if legend_follows:
+            data["showlegend"] = visible
+        layout: dict[str, object] = {} if step_titles is None else {"title.text": step_titles[k]}
+        layout.update(step_layouts[k] if step_layouts is not None else {})
+        args.append([data, layout])
+    add_slider(fig, labels, args, prefix=prefix, active=active, pad_t=pad_t, x=x, length=length)
     if step_titles is not None:
         fig.update_layout(title={"text": step_titles[active]})
     return fig
@@ -242,7 +359,7 @@ def heatmap_slider(
     steps = [
         [
             go.Heatmap(
-                z=np.where(np.isfinite(a), a, None).tolist(),
+                z=np.asarray(np.where(np.isfinite(a), a, None)).tolist(),
                 x=list(x) if x is not None else None,
                 y=list(y) if y is not None else None,
                 colorscale=colorscale,

@@ -15,6 +15,7 @@ Figure data is rounded with :func:`lib.viz.core.rounded`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -23,7 +24,7 @@ from plotly.subplots import make_subplots
 
 from lib._checks import check_choice, check_floating, check_int, check_integer_tensor
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes, one_hot
-from lib.viz.core import DIVERGING, OKABE_ITO, SEQUENTIAL, apply_theme, rounded
+from lib.viz.core import DIVERGING, OKABE_ITO, SEQUENTIAL, add_step_slider, apply_theme, rounded
 
 __all__ = ["gradient_rows_slider", "lookup_slider", "table_memory_slider"]
 
@@ -75,7 +76,7 @@ def lookup_slider(
 
     Three heatmaps side by side: the one-hot matrix ``X: [T, V]`` (row t has its single 1 in column
     ``ids[t]``), the table ``E: [V, d]`` and the product ``X @ E: [T, d]``, which is ``E[ids]``
-    row for row (Vaswani et al. 2017, arXiv 1706.03762, section 3.4: the input embedding). Step t
+    row for row (Vaswani et al. 2017, arXiv:1706.03762, section 3.4: the input embedding). Step t
     outlines row t of ``X``, row ``ids[t]`` of ``E`` and row t of the output.
 
     Meant for toy tables (a few dozen rows and columns): every cell is drawn.
@@ -189,31 +190,13 @@ def lookup_slider(
                 col=col,
             )  # fmt: skip
 
-    steps = []
-    for t, (tok, i) in enumerate(zip(token_names, id_list, strict=True)):
-        visible = [True] * n_static + [k == t for k in range(n_tokens) for _ in range(3)]
-        steps.append(
-            {
-                "method": "update",
-                "label": f"{t}: {tok} → row {i}",
-                "args": [{"visible": visible}, {}],
-            }
-        )
-    fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": "token "},
-                "pad": {"t": 50 if vocab is None else 100},  # room for rotated token ticks
-                "x": 0.05,
-                "len": 0.9,
-                "y": 0,
-                "yanchor": "top",
-                "steps": steps,
-            }
-        ],
-        height=420 if vocab is None else 470,
-    )
+    add_step_slider(
+        fig,
+        [f"{t}: {tok} → row {i}" for t, (tok, i) in enumerate(zip(token_names, id_list, strict=True))],
+        n_static=n_static, per_step=3, prefix="token ", active=active,
+        pad_t=50 if vocab is None else 100, x=0.05, length=0.9,  # room for rotated token ticks
+    )  # fmt: skip
+    fig.update_layout(height=420 if vocab is None else 470)
     token_ticks = {"tickmode": "array", "tickvals": list(range(n_tokens)), "ticktext": token_names}
     fig.update_xaxes(row=1, col=1, title="vocabulary id", range=[-0.5, vocab_size - 0.5])
     if vocab is not None:  # name the one-hot columns by their tokens
@@ -240,7 +223,7 @@ def _size_label(gigabytes: float) -> str:
 
 
 def table_memory_slider(
-    configs: Mapping[str, Mapping[str, object]],
+    configs: Mapping[str, Mapping[str, Any]],
     dtypes: Sequence[str] = ("float32", "bfloat16", "int8", "int4"),
     *,
     active: int = 0,
@@ -253,7 +236,7 @@ def table_memory_slider(
     (:func:`lib.embeddings.embedding_table_bytes`), drawn in decimal gigabytes (1 GB = 10⁹ B) on an
     axis that stays fixed across steps, so the bars visibly shrink with the dtype. Bars are sorted by
     size; the hover shows the product and the size in GB and GiB. Example: Llama 3 8B
-    (Grattafiori et al. 2024, arXiv 2407.21783), 128,256 × 4,096 × 2 B = 1.05 GB in bfloat16.
+    (Grattafiori et al. 2024, arXiv:2407.21783), 128,256 × 4,096 × 2 B = 1.05 GB in bfloat16.
 
     Args:
         configs: model name → mapping with integer ``vocab_size`` and ``hidden_size`` (e.g.
@@ -307,30 +290,11 @@ def table_memory_slider(
                 visible=k == active,
             )
         )
-    slider_steps = [
-        {
-            "method": "update",
-            "label": f"{dt} ({DTYPE_BYTES[dt]:g} B)",
-            "args": [{"visible": [j == k for j in range(len(dtypes))]}, {}],
-        }
-        for k, dt in enumerate(dtypes)
-    ]
-    fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": "dtype: "},
-                "pad": {"t": 90},
-                "x": 0.05,
-                "len": 0.9,
-                "y": 0,
-                "yanchor": "top",
-                "steps": slider_steps,
-            }
-        ],
-        showlegend=False,
-        height=460,
-    )
+    add_step_slider(
+        fig, [f"{dt} ({DTYPE_BYTES[dt]:g} B)" for dt in dtypes], n_static=0, per_step=1,
+        prefix="dtype: ", active=active, pad_t=90, x=0.05, length=0.9,
+    )  # fmt: skip
+    fig.update_layout(showlegend=False, height=460)
     fig.update_yaxes(title="embedding table (GB, 10⁹ bytes)", range=[0, y_max * 1.15])
     fig.update_xaxes(tickangle=-30)
     return apply_theme(fig, caption=caption, alt=alt)
@@ -350,7 +314,7 @@ def gradient_rows_slider(
 
     Left, the gradient ``∂L/∂E: [V, d]`` as a heatmap; rows whose gradient is exactly zero in every
     entry are left blank, which makes the sparsity visible: row r is ∂L/∂E[r] = Σ_{t: ids_t = r} ∂L/∂out_t, so only
-    looked-up rows can be nonzero (Vaswani et al. 2017, arXiv 1706.03762, section 3.4 for the
+    looked-up rows can be nonzero (Vaswani et al. 2017, arXiv:1706.03762, section 3.4 for the
     lookup). Right, how many times each row was looked up in that batch.
 
     Args:
@@ -439,29 +403,10 @@ def gradient_rows_slider(
             row=1,
             col=2,
         )
-    slider_steps = [
-        {
-            "method": "update",
-            "label": label,
-            "args": [{"visible": [j == k for j in range(len(ids)) for _ in range(2)]}, {}],
-        }
-        for k, label in enumerate(labels)
-    ]
-    fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": "batch: "},
-                "pad": {"t": 50},
-                "x": 0.05,
-                "len": 0.9,
-                "y": 0,
-                "yanchor": "top",
-                "steps": slider_steps,
-            }
-        ],
-        height=max(420, 120 + 22 * vocab_size),
+    add_step_slider(
+        fig, labels, n_static=0, per_step=2, prefix="batch: ", active=active, x=0.05, length=0.9
     )
+    fig.update_layout(height=max(420, 120 + 22 * vocab_size))
     fig.update_xaxes(row=1, col=1, title="dimension", range=[-0.5, d - 0.5])
     fig.update_yaxes(
         row=1, col=1, autorange="reversed", tickmode="array",

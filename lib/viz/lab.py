@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from lib.viz.core import OKABE_ITO, rounded, slider_figure
+from lib._checks import check_positive_int
+from lib.viz.core import OKABE_ITO, palette, rounded, slider_figure
 
 __all__ = [
     "SCHEME_STYLE",
@@ -36,7 +37,7 @@ SCHEME_STYLE: dict[str, dict[str, str]] = {
     "alibi": {"color": OKABE_ITO[2], "dash": "solid", "symbol": "triangle-up"},
     "t5": {"color": OKABE_ITO[3], "dash": "dashdot", "symbol": "star"},
     "rope+ntk": {"color": OKABE_ITO[1], "dash": "dash", "symbol": "diamond-open"},
-    "rope+dynamic": {"color": OKABE_ITO[6], "dash": "dot", "symbol": "hexagon-open"},
+    "rope+dynamic": {"color": OKABE_ITO[3], "dash": "dot", "symbol": "hexagon-open"},
     "rope+yarn": {"color": OKABE_ITO[2], "dash": "dash", "symbol": "triangle-up-open"},
     "rope+llama3": {"color": OKABE_ITO[5], "dash": "dashdot", "symbol": "square-open"},
     "rope+pi+ft": {"color": OKABE_ITO[4], "dash": "solid", "symbol": "circle-x"},
@@ -62,14 +63,6 @@ def _accuracy_values(values: Sequence[float | None]) -> list[float | None]:
                 raise ValueError(f"accuracies must lie in [0, 1], got {value}")
             out.append(round(value, 2) + 0.0)  # + 0.0 turns -0.0 into 0.0
     return out
-
-
-def _check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
 
 
 def comparison_markdown(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> str:
@@ -117,7 +110,7 @@ def accuracy_by_length_figure(
     Raises:
         ValueError: ``accuracy`` is empty, an accuracy is outside [0, 1], or ``train_len < 1``.
     """
-    train_len = _check_positive_int("train_len", train_len)
+    train_len = check_positive_int("train_len", train_len)
     if not accuracy:
         raise ValueError("accuracy must hold at least one scheme")
     lengths = sorted({t for by_len in accuracy.values() for t in by_len})
@@ -164,7 +157,7 @@ def per_position_figure(
         ValueError: empty input, schemes with different lengths, a curve whose length is not its
             key, an accuracy outside [0, 1], or ``train_len < 1``.
     """
-    train_len = _check_positive_int("train_len", train_len)
+    train_len = check_positive_int("train_len", train_len)
     if not per_position:
         raise ValueError("per_position must hold at least one scheme")
     names = list(per_position)
@@ -225,7 +218,7 @@ def loss_figure(losses: Mapping[str, Sequence[float]], *, window: int = 10) -> g
         ValueError: empty input, curves of different lengths, a loss <= 0 or not finite, or
             ``window`` < 1 or longer than the curves.
     """
-    window = _check_positive_int("window", window)
+    window = check_positive_int("window", window)
     if not losses:
         raise ValueError("losses must hold at least one scheme")
     n_steps = {len(v) for v in losses.values()}
@@ -299,7 +292,7 @@ def extrapolation_figure(
         ValueError: empty input, mismatched conditions or lengths, an unknown variant in a
             group, a non-finite accuracy or one outside [0, 1], or ``train_len < 1``.
     """
-    train_len = _check_positive_int("train_len", train_len)
+    train_len = check_positive_int("train_len", train_len)
     if not accuracy or not groups:
         raise ValueError("accuracy and groups must each hold at least one entry")
     names = list(accuracy)
@@ -450,7 +443,7 @@ def pair_usage_figure(
                     "arrayminus": rounded(median - array.min(0), digits=2).tolist(),
                 },
                 name=label,
-                marker={"color": OKABE_ITO[k % len(OKABE_ITO)]},
+                marker={"color": palette(k)},
                 hovertemplate=f"{label}<br>pair %{{x}}<br>share %{{y:.2f}}<extra></extra>",
             )
         )

@@ -25,7 +25,7 @@ import torch
 
 from lib._checks import check_floating, check_int, check_positive_int
 from lib.similarity import cosine_matrix
-from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, rounded, slider_figure
+from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, palette, rounded, slider_figure
 
 __all__ = ["components_slider", "offset_similarity_curves", "similarity_window_slider"]
 
@@ -47,11 +47,12 @@ def similarity_window_slider(
     view). The colour scale is fixed to [−1, 1], diverging around 0, so steps compare; axes carry
     the true positions (0 at the top). Values keep ``digits`` significant digits (default 3).
 
-    Shapes: ``table: [L, d]``; windows must satisfy ``0 <= start < stop <= L``.
-
     Raises:
         TypeError / ValueError: ``table`` not a 2-D floating tensor, an empty or out-of-range
         window, ``overview_stride < 1``, ``active`` out of range.
+
+    Shapes:
+        ``table: [L, d]``; windows must satisfy ``0 <= start < stop <= L``.
     """
     table = check_floating("table", table)
     if table.dim() != 2:
@@ -135,7 +136,7 @@ def offset_similarity_curves(
                 y=values.tolist(),
                 mode="lines",
                 name=name,
-                line={"color": OKABE_ITO[j % len(OKABE_ITO)], "width": 2.5},
+                line={"color": palette(j), "width": 2.5},
                 hovertemplate="k = %{x}<br>mean cos = %{y:.3f}<extra>" + name + "</extra>",
             )
         )
@@ -168,11 +169,12 @@ def components_slider(
     repeats the first ``m`` positions, where fast waves are visible. One y-range serves every step
     and both panels.
 
-    Shapes: ``scores: [L', n]``, ``share: [n]``, ``periods``: n numbers.
-
     Raises:
         TypeError / ValueError: shapes do not match, ``first < 0``, ``zoom < 2``, ``active`` out of
         range.
+
+    Shapes:
+        ``scores: [L', n]``, ``share: [n]``, ``periods``: n numbers.
     """
     scores = check_floating("scores", scores)
     share = check_floating("share", share)

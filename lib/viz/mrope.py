@@ -1,6 +1,6 @@
 """Figures for chapter 10 (M-RoPE: rotary positions for text, images and video).
 
-M-RoPE (Wang et al. 2024, *Qwen2-VL*, arXiv 2409.12191) gives every token three position ids
+M-RoPE (Wang et al. 2024, *Qwen2-VL*, arXiv:2409.12191) gives every token three position ids
 ``(t, h, w)`` and lets each RoPE frequency slot ``j`` read its position from one of the three rows:
 the angle of slot j is ``position_ids[axis(j), token] · θ_j``. These builders draw the ids
 (:func:`lib.mrope.mrope_position_ids`), the patch grids they come from, and which axis each slot
@@ -15,22 +15,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_int, check_integer_tensor, check_positive_int
-from lib.viz.core import OKABE_ITO, apply_theme, rounded
+from lib._checks import check_int, check_integer_tensor
+from lib.mrope import SegmentSpan, segment_spans
+from lib.rope import rope_wavelengths
+from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, rounded
 
 __all__ = [
     "AXIS_COLORS",
     "AXIS_NAMES",
-    "Span",
     "position_ids_figure",
-    "segment_spans",
+    "segment_spans",  # re-exported from lib.mrope for chapter 10
     "slot_frequencies_figure",
     "token_map_figure",
 ]
@@ -45,73 +45,6 @@ _KIND_FILL = {
     "video": "rgba(0,158,115,0.30)",
 }
 _GUIDE = "rgba(128,128,128,0.8)"
-_KINDS = ("text", "image", "video")
-
-
-@dataclass(frozen=True)
-class Span:
-    """One segment's place in the token sequence: tokens ``start … stop − 1``.
-
-    ``grid`` is the merged vision grid ``(t, h/m, w/m)`` (``None`` for text).
-    """
-
-    kind: str
-    start: int
-    stop: int
-    grid: tuple[int, int, int] | None
-
-
-def segment_spans(
-    segments: Sequence[tuple[str, object]], *, spatial_merge_size: int = 2
-) -> list[Span]:
-    """Where each segment's tokens sit: text holds n tokens, a vision grid ``t·(h/m)·(w/m)``.
-
-    Equation: a vision segment with patch grid ``(t, h, w)`` before merging and merge size m
-    becomes ``t · (h/m) · (w/m)`` tokens (Qwen2-VL's 2×2 spatial merge, Wang et al. 2024,
-    arXiv 2409.12191), in row-major (t, h, w) order.
-
-    Args:
-        segments: ``("text", n)``, ``("image", (t, h, w))`` or ``("video", (t, h, w))`` items, as
-            for :func:`lib.mrope.mrope_position_ids`.
-        spatial_merge_size: m, an int ≥ 1 that divides every h and w.
-
-    Returns:
-        One :class:`Span` per segment.
-
-    Raises:
-        TypeError / ValueError: an unknown kind, a bad count or grid, h or w not divisible by m.
-    """
-    merge = check_positive_int("spatial_merge_size", spatial_merge_size)
-    if isinstance(segments, str) or not isinstance(segments, Sequence) or len(segments) == 0:
-        raise ValueError("segments must be a non-empty sequence of (kind, size) pairs")
-    spans, cursor = [], 0
-    for k, segment in enumerate(segments):
-        if not isinstance(segment, tuple | list) or len(segment) != 2:
-            raise ValueError(f"segments[{k}] must be a (kind, size) pair, got {segment!r}")
-        kind, size = segment
-        if kind not in _KINDS:
-            raise ValueError(f"segments[{k}] kind must be one of {_KINDS}, got {kind!r}")
-        if kind == "text":
-            n = check_positive_int(f"segments[{k}] text length", size)
-            spans.append(Span("text", cursor, cursor + n, None))
-            cursor += n
-            continue
-        if not isinstance(size, tuple | list) or len(size) != 3:
-            raise ValueError(f"segments[{k}] grid must be (t, h, w), got {size!r}")
-        t, h, w = (
-            check_positive_int(f"segments[{k}] grid {a}", v)
-            for a, v in zip("thw", size, strict=True)
-        )
-        if h % merge or w % merge:
-            raise ValueError(
-                f"segments[{k}] grid (h, w) = ({h}, {w}) must be divisible by "
-                f"spatial_merge_size = {merge}"
-            )
-        grid = (t, h // merge, w // merge)
-        n = grid[0] * grid[1] * grid[2]
-        spans.append(Span(kind, cursor, cursor + n, grid))
-        cursor += n
-    return spans
 
 
 def _check_ids(position_ids: torch.Tensor, n_tokens: int | None = None) -> np.ndarray:
@@ -128,9 +61,9 @@ def _check_ids(position_ids: torch.Tensor, n_tokens: int | None = None) -> np.nd
     return position_ids.detach().to(torch.int64).cpu().numpy()
 
 
-def _check_axes(name: str, axes: object, d_half: int | None = None) -> np.ndarray:
+def _check_axes(name: str, value: object, d_half: int | None = None) -> np.ndarray:
     """``axes: [d_half]`` integer tensor with values in {0, 1, 2} (t, h, w)."""
-    check_integer_tensor(name, axes)
+    axes = check_integer_tensor(name, value)
     if axes.dim() != 1 or axes.numel() == 0:
         raise ValueError(f"{name} must be 1-D [d_head // 2], got shape {list(axes.shape)}")
     if d_half is not None and axes.numel() != d_half:
@@ -150,7 +83,7 @@ def _check_axes(name: str, axes: object, d_half: int | None = None) -> np.ndarra
 
 def position_ids_figure(
     position_ids: torch.Tensor,
-    segments: Sequence[tuple[str, object]],
+    segments: Sequence[tuple[str, int | tuple[int, int, int]]],
     *,
     spatial_merge_size: int = 2,
     caption: str | None = None,
@@ -158,15 +91,15 @@ def position_ids_figure(
 ) -> go.Figure:
     """The t, h and w position ids of every token against its index in the sequence.
 
-    Equation (Qwen2-VL, Wang et al. 2024, arXiv 2409.12191): text tokens get ``t = h = w``,
+    Equation (Qwen2-VL, Wang et al. 2024, arXiv:2409.12191): text tokens get ``t = h = w``,
     counting up by one; a vision segment starting at id s gets ``(s + t_k, s + h_k, s + w_k)`` over
     its merged grid. Vision spans are shaded and labelled, so the plateaus (constant t within a
     frame) and the saw-teeth (h and w sweeping the grid) line up with the segments.
 
     Args:
         position_ids: ``[3, T]`` integer ids, rows t, h, w.
-        segments: the segments that produced them (see :func:`segment_spans`).
-        spatial_merge_size: m, as for :func:`segment_spans`.
+        segments: the segments that produced them (see :func:`lib.mrope.segment_spans`).
+        spatial_merge_size: m, as for :func:`lib.mrope.segment_spans`.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
     Returns:
@@ -187,7 +120,7 @@ def position_ids_figure(
             )
         )  # fmt: skip
     for span in spans:
-        if span.kind == "text":
+        if span.grid is None:  # text
             continue
         fig.add_vrect(
             x0=span.start - 0.5,
@@ -211,7 +144,7 @@ def position_ids_figure(
 
 
 def _cell_layout(
-    spans: Sequence[Span],
+    spans: Sequence[SegmentSpan],
 ) -> tuple[list[tuple[float, float]], list[tuple[float, str]]]:
     """Where to draw each token: text in a row, each image/frame as a grid, left to right.
 
@@ -221,7 +154,7 @@ def _cell_layout(
     captions: list[tuple[float, str]] = []
     cursor = 0.0
     for span in spans:
-        if span.kind == "text":
+        if span.grid is None:  # text
             n = span.stop - span.start
             centres.extend((cursor + k, 0.0) for k in range(n))
             captions.append((cursor + (n - 1) / 2, "text"))
@@ -241,7 +174,7 @@ def _cell_layout(
 
 def token_map_figure(
     position_ids: torch.Tensor,
-    segments: Sequence[tuple[str, object]],
+    segments: Sequence[tuple[str, int | tuple[int, int, int]]],
     layouts: Mapping[str, torch.Tensor],
     *,
     spatial_merge_size: int = 2,
@@ -253,16 +186,17 @@ def token_map_figure(
     """The sequence as a picture (text cells, image grid, video frames) with every token's ids,
     and, for the token chosen on the slider, the position each frequency slot reads.
 
-    Equation: in M-RoPE slot j of token n turns by ``position_ids[axis(j), n] · θ_j``
-    (Wang et al. 2024, arXiv 2409.12191); the bar of slot j shows ``position_ids[axis(j), n]``
-    coloured by ``axis(j)``, for each layout (e.g. Qwen2-VL's chunked sections and Qwen3-VL's
-    interleaved slots, from :func:`lib.mrope.mrope_slot_axes`).
+    Equation:
+        in M-RoPE slot j of token n turns by ``position_ids[axis(j), n] · θ_j``
+        (Wang et al. 2024, arXiv:2409.12191); the bar of slot j shows ``position_ids[axis(j), n]``
+        coloured by ``axis(j)``, for each layout (e.g. Qwen2-VL's chunked sections and Qwen3-VL's
+        interleaved slots, from :func:`lib.mrope.mrope_slot_axes`).
 
     Args:
         position_ids: ``[3, T]`` integer ids (rows t, h, w).
-        segments: the segments that produced them (see :func:`segment_spans`).
+        segments: the segments that produced them (see :func:`lib.mrope.segment_spans`).
         layouts: layout name -> ``axes [d_half]`` (0 = t, 1 = h, 2 = w), one bar panel each.
-        spatial_merge_size: m, as for :func:`segment_spans`.
+        spatial_merge_size: m, as for :func:`lib.mrope.segment_spans`.
         tokens: token indices offered on the slider (default: all).
         active: the slider step shown first (an index into ``tokens``).
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
@@ -371,34 +305,11 @@ def token_map_figure(
             titles.append(
                 f"token {n} ({kinds[n]}): (t, h, w) = ({ids[0, n]}, {ids[1, n]}, {ids[2, n]})"
             )
-    n_static = 3 + 1
-    per_step = 1 + len(axes)
-    for k, trace in enumerate(fig.data[n_static:]):
-        trace.visible = k // per_step == active
-    steps = []
-    for k, n in enumerate(chosen):
-        visible = [True] * n_static + [j == k for j in range(len(chosen)) for _ in range(per_step)]
-        steps.append(
-            {
-                "method": "update",
-                "label": str(n),
-                "args": [{"visible": visible}, {"title.text": titles[k]}],
-            }
-        )
-    fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": "token "},
-                "pad": {"t": 40},
-                "y": 0,
-                "yanchor": "top",
-                "steps": steps,
-            }
-        ],
-        title={"text": titles[active], "x": 0.02, "xanchor": "left"},
-        barmode="overlay",
-    )
+    add_step_slider(
+        fig, [str(n) for n in chosen], n_static=3 + 1, per_step=1 + len(axes), prefix="token ",
+        active=active, step_titles=titles, pad_t=40,
+    )  # fmt: skip
+    fig.update_layout(title={"x": 0.02, "xanchor": "left"}, barmode="overlay")
     xs = [c[0] for c in centres]
     fig.update_xaxes(
         range=[min(xs) - 0.7, max(xs) + 0.7], showticklabels=False, showgrid=False,
@@ -435,11 +346,12 @@ def slot_frequencies_figure(
 ) -> go.Figure:
     """For each layout, the wavelengths ``2π/θ_j`` of the slots that each axis (t, h, w) uses.
 
-    Equation: slot j turns by ``θ_j`` radians per unit of its axis' position, wavelength
-    ``2π/θ_j`` (Su et al. 2021, arXiv 2104.09864). In Qwen2-VL's chunked sections
-    (Wang et al. 2024, arXiv 2409.12191) each axis gets one contiguous band of wavelengths; with
-    Qwen3-VL's interleaved slots each axis samples the whole range. One row per layout, one strip
-    per axis; an axis with no slots says so.
+    Equation:
+        slot j turns by ``θ_j`` radians per unit of its axis' position, wavelength
+        ``2π/θ_j`` (Su et al. 2021, arXiv:2104.09864). In Qwen2-VL's chunked sections
+        (Wang et al. 2024, arXiv:2409.12191) each axis gets one contiguous band of wavelengths; with
+        Qwen3-VL's interleaved slots each axis samples the whole range. One row per layout, one strip
+        per axis; an axis with no slots says so.
 
     Args:
         layouts: name -> ``(axes [d_half], inv_freq [d_half])``: the axis of every slot (0 = t,
@@ -471,10 +383,7 @@ def slot_frequencies_figure(
         if inv.dim() != 1:
             raise ValueError(f"layouts[{name!r}] inv_freq must be 1-D, got {list(inv.shape)}")
         ax = _check_axes(f"layouts[{name!r}] axes", axes_t, inv.numel())
-        theta = inv.detach().to(torch.float64).cpu().numpy()
-        if not (np.isfinite(theta).all() and (theta > 0).all()):
-            raise ValueError(f"layouts[{name!r}] inv_freq must hold finite values > 0")
-        wavelength = 2.0 * math.pi / theta
+        wavelength = rope_wavelengths(inv.detach().cpu()).numpy()  # [d_half], 2π/θ_j
         all_wavelengths.append(wavelength)
         for a, (axis, color) in enumerate(zip(AXIS_NAMES, AXIS_COLORS, strict=True)):
             slots = np.flatnonzero(ax == a)

@@ -29,7 +29,7 @@ def bucket_map_figure(
 ) -> go.Figure:
     """T5's map from offset ``j − i`` to bucket, one slider step per (num_buckets, max_distance).
 
-    Raffel et al. 2020 (arXiv 1910.10683): offsets below ``num_buckets/2`` (per direction) get one
+    Raffel et al. 2020 (arXiv:1910.10683): offsets below ``num_buckets/2`` (per direction) get one
     bucket each, larger ones share log-spaced buckets up to ``max_distance``. Each step draws the
     bucket of every offset (a staircase) and dotted vertical lines at ``±max_distance``.
 
@@ -100,12 +100,7 @@ def bucket_map_figure(
         "wider buckets, and every offset beyond ± max_distance (dotted) shares the last one. The "
         "slider changes num_buckets and max_distance."
     )
-    apply_theme(
-        fig,
-        caption=caption if caption is not None else default,
-        alt=alt if alt is not None else default,
-        height=450,
-    )
+    apply_theme(fig, caption=caption, alt=alt, default=default, height=450)
     return fig
 
 
@@ -192,11 +187,6 @@ def bias_vs_alibi_figure(
         "For each head (slider), the bias T5 learned for each distance (a staircase, one step per "
         "bucket, flat beyond max_distance) and ALiBi's fixed line −m·d."
     )
-    apply_theme(
-        fig,
-        caption=caption if caption is not None else default,
-        alt=alt if alt is not None else default,
-        height=460,
-    )
+    apply_theme(fig, caption=caption, alt=alt, default=default, height=460)
     fig.update_layout(margin={"t": 60})
     return fig

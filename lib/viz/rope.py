@@ -24,7 +24,18 @@ import torch
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
-from lib.viz.core import DIVERGING, OKABE_ITO, SEQUENTIAL, apply_theme, heatmap_slider, rounded
+from lib._checks import check_index, check_labels, check_mapping, check_real_array
+from lib.rope import rope_wavelengths
+from lib.viz.core import (
+    DIVERGING,
+    OKABE_ITO,
+    SEQUENTIAL,
+    add_slider,
+    apply_theme,
+    heatmap_slider,
+    palette,
+    rounded,
+)
 
 __all__ = [
     "BAND_COLOURS",
@@ -57,40 +68,10 @@ _LABEL_Y = -1.6  # where the angle read-out (two lines) sits, below the unit cir
 def _array(name: str, value: object, ndim: int, what: str, digits: int = 4) -> np.ndarray:
     """``value`` (tensor or array) as a float64 numpy array with ``ndim`` dimensions, rounded to
     ``digits`` significant digits (more for positions, which must stay exact integers)."""
-    if not isinstance(value, torch.Tensor | np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(value).__name__}")
-    if isinstance(value, torch.Tensor) and (value.is_complex() or value.dtype == torch.bool):
-        raise TypeError(f"{name} must hold real numbers, got dtype {value.dtype}")
-    array = rounded(value, digits)
+    array = rounded(check_real_array(name, value), digits)
     if array.ndim != ndim:
         raise ValueError(f"{name} must be {what}, got shape {list(array.shape)}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
     return array
-
-
-def _mapping(name: str, value: object) -> Mapping:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping name -> values, got {type(value).__name__}")
-    if not value:
-        raise ValueError(f"{name} must hold at least one entry")
-    return value
-
-
-def _labels(name: str, value: object, n: int) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise TypeError(f"{name} must be a sequence of {n} strings, got {type(value).__name__}")
-    if len(value) != n:
-        raise ValueError(f"{name} must have {n} entries (one per panel/step), got {len(value)}")
-    return [str(v) for v in value]
-
-
-def _index(name: str, value: object, n: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if not 0 <= value < n:
-        raise ValueError(f"{name} must be in [0, {n - 1}], got {value}")
-    return value
 
 
 def _tracks(points: object, angles: object) -> tuple[np.ndarray, np.ndarray]:
@@ -121,24 +102,31 @@ def wavelength_figure(
 ) -> go.Figure:
     """RoPE's per-pair speed θ_i (left) and wavelength 2π/θ_i in tokens (right), log scales.
 
-    Equation: ``θ_i = base^(−2i/d_head)`` radians per token and ``λ_i = 2π/θ_i`` tokens per full
-    turn, for ``i = 0 … d_head/2 − 1`` (Su et al. 2021, arXiv:2104.09864, eq. 15). One line per
-    entry of ``inv_freqs`` (e.g. base 10,000 and 500,000); ``context_lengths`` adds dotted
-    horizontal reference lines to the wavelength panel.
-
-    Shapes: ``inv_freqs[name]: [d_head // 2]`` (e.g. :func:`lib.rope.rope_inv_freq`), values > 0.
+    Equation:
+        ``θ_i = base^(−2i/d_head)`` radians per token and ``λ_i = 2π/θ_i`` tokens per full
+        turn, for ``i = 0 … d_head/2 − 1`` (Su et al. 2021, arXiv:2104.09864, eq. 15). One line per
+        entry of ``inv_freqs`` (e.g. base 10,000 and 500,000); ``context_lengths`` adds dotted
+        horizontal reference lines to the wavelength panel.
 
     Raises:
         TypeError / ValueError: not a non-empty mapping of positive 1-D tensors; a context length
             that is not a positive int.
+
+    Shapes:
+        ``inv_freqs[name]: [d_head // 2]`` (e.g. :func:`lib.rope.rope_inv_freq`), values > 0.
     """
     series = {
         str(k): _array(f"inv_freqs[{k!r}]", v, 1, "1-D [d_head // 2]")
-        for k, v in _mapping("inv_freqs", inv_freqs).items()
+        for k, v in check_mapping("inv_freqs", inv_freqs).items()
     }
     for name, theta in series.items():
         if theta.size == 0 or np.any(theta <= 0):
             raise ValueError(f"inv_freqs[{name!r}] must be non-empty with values > 0")
+    # wavelengths from the unrounded θ (rounding θ first would shift λ in its 4th digit)
+    wavelengths = {
+        str(k): rounded(rope_wavelengths(torch.as_tensor(v, dtype=torch.float64)))
+        for k, v in inv_freqs.items()
+    }
     context_lengths = dict(context_lengths or {})
     for name, length in context_lengths.items():
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
@@ -150,9 +138,9 @@ def wavelength_figure(
     )  # fmt: skip
     dashes = ("solid", "dash", "dot", "dashdot")
     for n, (name, theta) in enumerate(series.items()):
-        wavelength = rounded(2.0 * math.pi / theta)
+        wavelength = wavelengths[name]
         pairs = list(range(theta.size))
-        style = {"color": OKABE_ITO[n % 7], "dash": dashes[n % len(dashes)]}
+        style = {"color": palette(n), "dash": dashes[n % len(dashes)]}
         custom = np.stack([theta, wavelength], axis=-1).tolist()
         hover = (
             "pair i = %{x}<br>θ = %{customdata[0]:.4g} rad/token<br>"
@@ -276,11 +264,11 @@ def _panels(
     """The side-by-side unit circles at one step; returns the figure and the dynamic trace ids."""
     xy, theta = _tracks(points, angles)
     n_panels, n_pos = theta.shape
-    titles = _labels("titles", titles, n_panels)
-    step = _index(step_name, step, n_pos)
+    titles = check_labels("titles", titles, n_panels)
+    step = check_index(step_name, step, n_pos)
     if colours is None:
         colours = [BAND_COLOURS[k % len(BAND_COLOURS)] for k in range(n_panels)]
-    colours = _labels("colours", colours, n_panels)
+    colours = check_labels("colours", colours, n_panels)
     fig = make_subplots(rows=1, cols=n_panels, subplot_titles=titles, horizontal_spacing=0.03)
     fig.update_annotations(font_size=13)  # the subplot titles
     dynamic: list[int] = []
@@ -309,19 +297,21 @@ def rotation_snapshot(
 ) -> go.Figure:
     """The rotation diagram frozen at position m = ``step``: one unit circle per pair, side by side.
 
-    Equation: pair i of a query at position m is ``R(m θ_i) (x_a, x_b)``, a turn by ``m θ_i``,
-    θ_i = base^(−2i/d_head) (Su et al. 2021, arXiv:2104.09864, eq. 13–15). Each panel draws the
-    pair at position m as an arrow, the pair at every earlier position as faint dots, position 0
-    as a dashed arrow, and the turned angle ``m·θ_i`` in radians and turns. This is the pure
-    parameters -> figure builder that :func:`rotation_diagram` animates and that an ipywidgets
-    control can call with any position.
-
-    Shapes: ``points: [n_pairs, n_positions, 2]`` (column m: the rotated pair at position m, e.g.
-    from :func:`lib.rope.apply_rope`), ``angles: [n_pairs, n_positions]`` (``m·θ_i``, e.g. from
-    :func:`lib.rope.rope_angles`), ``titles``: one per pair; ``0 <= step < n_positions``.
+    Equation:
+        pair i of a query at position m is ``R(m θ_i) (x_a, x_b)``, a turn by ``m θ_i``,
+        θ_i = base^(−2i/d_head) (Su et al. 2021, arXiv:2104.09864, eq. 13–15). Each panel draws the
+        pair at position m as an arrow, the pair at every earlier position as faint dots, position 0
+        as a dashed arrow, and the turned angle ``m·θ_i`` in radians and turns. This is the pure
+        parameters -> figure builder that :func:`rotation_diagram` animates and that an ipywidgets
+        control can call with any position.
 
     Raises:
         TypeError / ValueError: shapes do not match, ``step`` out of range, wrong label counts.
+
+    Shapes:
+        ``points: [n_pairs, n_positions, 2]`` (column m: the rotated pair at position m, e.g.
+        from :func:`lib.rope.apply_rope`), ``angles: [n_pairs, n_positions]`` (``m·θ_i``, e.g. from
+        :func:`lib.rope.rope_angles`), ``titles``: one per pair; ``0 <= step < n_positions``.
     """
     fig, *_ = _panels(points, angles, titles, step, colours, "step")
     fig = apply_theme(fig, caption=caption, alt=alt, height=420)
@@ -342,18 +332,20 @@ def rotation_diagram(
 ) -> go.Figure:
     """THE rotation diagram: pairs turning at their own speeds, with a position slider and Play.
 
-    Equation: pair i at position m is turned by ``m θ_i``, θ_i = base^(−2i/d_head) (Su et al.
-    2021, arXiv:2104.09864, eq. 13–15). Typically three panels, a fast, a medium and a slow pair
-    ("frequency bands"). The slider picks the position m: one plotly frame per position, so the
-    Play button animates it and the slider works on a static page. Every frame shows exactly
-    what :func:`rotation_snapshot` draws at that step (it only restyles the dots' opacity, the
-    arrow and the read-out).
-
-    Shapes: as :func:`rotation_snapshot`: ``points: [n_pairs, n_positions, 2]``,
-    ``angles: [n_pairs, n_positions]``; positions are ``0 … n_positions − 1``.
+    Equation:
+        pair i at position m is turned by ``m θ_i``, θ_i = base^(−2i/d_head) (Su et al.
+        2021, arXiv:2104.09864, eq. 13–15). Typically three panels, a fast, a medium and a slow pair
+        ("frequency bands"). The slider picks the position m: one plotly frame per position, so the
+        Play button animates it and the slider works on a static page. Every frame shows exactly
+        what :func:`rotation_snapshot` draws at that step (it only restyles the dots' opacity, the
+        arrow and the read-out).
 
     Raises:
         TypeError / ValueError: as :func:`rotation_snapshot`; ``frame_ms`` not a positive int.
+
+    Shapes:
+        as :func:`rotation_snapshot`: ``points: [n_pairs, n_positions, 2]``,
+        ``angles: [n_pairs, n_positions]``; positions are ``0 … n_positions − 1``.
     """
     if isinstance(frame_ms, bool) or not isinstance(frame_ms, int) or frame_ms < 1:
         raise ValueError(f"frame_ms must be a positive int (milliseconds), got {frame_ms!r}")
@@ -374,7 +366,7 @@ def rotation_diagram(
     fig.frames = frames
 
     def animate(frame_names: list[str | None] | None, duration: int) -> list:
-        options = {
+        options: dict[str, object] = {
             "mode": "immediate",
             "frame": {"duration": duration, "redraw": True},
             "transition": {"duration": 0},
@@ -383,22 +375,11 @@ def rotation_diagram(
             options["fromcurrent"] = True
         return [frame_names, options]
 
+    add_slider(
+        fig, [str(s) for s in range(n_pos)], [animate([str(s)], 0) for s in range(n_pos)],
+        method="animate", prefix="position m = ", active=active, pad_t=45, x=0.12, length=0.88,
+    )  # fmt: skip
     fig.update_layout(
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": "position m = "},
-                "pad": {"t": 45},
-                "x": 0.12,
-                "len": 0.88,
-                "y": 0,
-                "yanchor": "top",
-                "steps": [
-                    {"method": "animate", "label": str(s), "args": animate([str(s)], 0)}
-                    for s in range(n_pos)
-                ],
-            }
-        ],
         updatemenus=[
             {
                 "type": "buttons",
@@ -438,8 +419,9 @@ def rotation_explorer(
 ) -> go.Figure:
     """One unit circle with two independent sliders: the position m and the pair index i.
 
-    Equation: pair i at position m is turned by ``m θ_i``, θ_i = base^(−2i/d_head) (Su et al.
-    2021, arXiv:2104.09864).
+    Equation:
+        pair i at position m is turned by ``m θ_i``, θ_i = base^(−2i/d_head) (Su et al.
+        2021, arXiv:2104.09864).
 
     How two sliders coexist on a static page: plotly sliders do not combine, each step just applies
     its ``args``. So the two sliders set *different* attributes. The position slider sets which
@@ -447,21 +429,22 @@ def rotation_explorer(
     slider restyles the ``x``/``y``/``text`` data (and the title) to the chosen pair. Any order of
     moves shows pair i at position m.
 
-    Shapes: ``points: [n_pairs, n_positions, 2]``, ``angles: [n_pairs, n_positions]`` (positions
-    ``0 … n_positions − 1``); ``pair_labels``: one per pair (the pair slider's labels);
-    ``pair_titles``: the figure title for each pair (default ``"pair i = <label>"``).
-
     Raises:
         TypeError / ValueError: shapes or label counts do not match; an active index out of range.
+
+    Shapes:
+        ``points: [n_pairs, n_positions, 2]``, ``angles: [n_pairs, n_positions]`` (positions
+        ``0 … n_positions − 1``); ``pair_labels``: one per pair (the pair slider's labels);
+        ``pair_titles``: the figure title for each pair (default ``"pair i = <label>"``).
     """
     xy, theta = _tracks(points, angles)
     n_pairs, n_pos = theta.shape
-    pair_labels = _labels("pair_labels", pair_labels, n_pairs)
+    pair_labels = check_labels("pair_labels", pair_labels, n_pairs)
     if pair_titles is None:
         pair_titles = [f"pair i = {label}" for label in pair_labels]
-    pair_titles = _labels("pair_titles", pair_titles, n_pairs)
-    active_pair = _index("active_pair", active_pair, n_pairs)
-    active_position = _index("active_position", active_position, n_pos)
+    pair_titles = check_labels("pair_titles", pair_titles, n_pairs)
+    active_pair = check_index("active_pair", active_pair, n_pairs)
+    active_position = check_index("active_position", active_position, n_pos)
     colour = OKABE_ITO[0]
     p0 = active_pair
 
@@ -495,22 +478,14 @@ def rotation_explorer(
         }  # fmt: skip
         return [data, {"title.text": pair_titles[p]}, list(range(1, 3 + 2 * n_pos))]
 
-    fig.update_layout(
-        title={"text": pair_titles[p0], "x": 0.02, "xanchor": "left"},
-        sliders=[
-            {
-                "active": active_position, "currentvalue": {"prefix": "position m = "},
-                "pad": {"t": 40}, "y": 0, "yanchor": "top",
-                "steps": [{"method": "restyle", "label": str(s), "args": position_args(s)}
-                          for s in range(n_pos)],
-            },
-            {
-                "active": p0, "currentvalue": {"prefix": "pair i = "},
-                "pad": {"t": 40}, "y": -0.3, "yanchor": "top",
-                "steps": [{"method": "update", "label": pair_labels[p], "args": pair_args(p)}
-                          for p in range(n_pairs)],
-            },
-        ],
+    fig.update_layout(title={"text": pair_titles[p0], "x": 0.02, "xanchor": "left"})
+    add_slider(
+        fig, [str(s) for s in range(n_pos)], [position_args(s) for s in range(n_pos)],
+        method="restyle", prefix="position m = ", active=active_position, pad_t=40,
+    )  # fmt: skip
+    add_slider(
+        fig, pair_labels, [pair_args(p) for p in range(n_pairs)], prefix="pair i = ", active=p0,
+        pad_t=40, y=-0.3,
     )  # fmt: skip
     _circle_axes(fig, 1)
     fig = apply_theme(fig, caption=caption, alt=alt, height=640)
@@ -534,15 +509,17 @@ def toeplitz_slider(
 ) -> go.Figure:
     """Heatmaps of RoPE scores ``S[m, n] = ⟨R_m q, R_n k⟩`` for one fixed q, k, one per step.
 
-    Equation: ``⟨R_m q, R_n k⟩ = qᵀ R_(n−m) k`` depends on m − n only, so every diagonal is
-    constant: S is a Toeplitz matrix (Su et al. 2021, arXiv:2104.09864, eq. 16). Rows are the query
-    position m (top to bottom), columns the key position n; a diverging scale centred on 0, shared
-    by all steps (e.g. one step per base).
-
-    Shapes: ``matrices[k]: [T, T]``.
+    Equation:
+        ``⟨R_m q, R_n k⟩ = qᵀ R_(n−m) k`` depends on m − n only, so every diagonal is
+        constant: S is a Toeplitz matrix (Su et al. 2021, arXiv:2104.09864, eq. 16). Rows are the query
+        position m (top to bottom), columns the key position n; a diverging scale centred on 0, shared
+        by all steps (e.g. one step per base).
 
     Raises:
         TypeError / ValueError: a matrix is not a square 2-D tensor/array; labels do not match.
+
+    Shapes:
+        ``matrices[k]: [T, T]``.
     """
     if isinstance(matrices, torch.Tensor | np.ndarray) or not isinstance(matrices, Sequence):
         raise TypeError("matrices must be a sequence of [T, T] tensors (one per slider step)")
@@ -552,7 +529,7 @@ def toeplitz_slider(
     for k, a in enumerate(arrays):
         if a.shape[0] != a.shape[1]:
             raise ValueError(f"matrices[{k}] must be square [T, T], got {list(a.shape)}")
-    labels = _labels("labels", labels, len(arrays))
+    labels = check_labels("labels", labels, len(arrays))
     fig = heatmap_slider(
         arrays, labels, prefix=prefix, x_title="key position n", y_title="query position m",
         colorscale=DIVERGING, zmid=0.0, active=active,
@@ -579,24 +556,26 @@ def decay_figure(
 ) -> go.Figure:
     """RoFormer's long-range decay: the relative upper bound against distance (log distance axis).
 
-    Equation: with ``S_j = Σ_{k<j} e^{i Δ θ_k}`` for a distance ``Δ = m − n``, the score obeys
-    ``|⟨R_m q, R_n k⟩| ≤ (max_i |h_{i+1} − h_i|) Σ_{j=1}^{d/2} |S_j|``; the figure plots the
-    relative upper bound ``(1/(d/2)) Σ_j |S_j|`` (Su et al. 2021, arXiv:2104.09864, §3.4.3 and
-    Fig. 2). The optional right panel plots, e.g., the score of a query and key with the same
-    content, ``(1/(d/2)) Σ_i cos(Δ θ_i)``.
-
-    Shapes: ``distances: [K]`` (> 0: the axis is logarithmic), each curve ``[K]``.
+    Equation:
+        with ``S_j = Σ_{k<j} e^{i Δ θ_k}`` for a distance ``Δ = m − n``, the score obeys
+        ``|⟨R_m q, R_n k⟩| ≤ (max_i |h_{i+1} − h_i|) Σ_{j=1}^{d/2} |S_j|``; the figure plots the
+        relative upper bound ``(1/(d/2)) Σ_j |S_j|`` (Su et al. 2021, arXiv:2104.09864, §3.4.3 and
+        Fig. 2). The optional right panel plots, e.g., the score of a query and key with the same
+        content, ``(1/(d/2)) Σ_i cos(Δ θ_i)``.
 
     Raises:
         TypeError / ValueError: not a non-empty mapping of ``[K]`` vectors; distances ≤ 0.
+
+    Shapes:
+        ``distances: [K]`` (> 0: the axis is logarithmic), each curve ``[K]``.
     """
     x = _array("distances", distances, 1, "1-D [K]", digits=9)  # integer distances, exactly
     if x.size == 0 or np.any(x <= 0):
         raise ValueError("distances must be non-empty and > 0 (the distance axis is logarithmic)")
-    panels = [("relative upper bound (1/(d/2))·Σ|S_j|", _mapping("bounds", bounds))]
+    panels = [("relative upper bound (1/(d/2))·Σ|S_j|", check_mapping("bounds", bounds))]
     if same_content is not None:
         panels.append(
-            ("score of q = k, (1/(d/2))·Σ cos(Δθ_i)", _mapping("same_content", same_content))
+            ("score of q = k, (1/(d/2))·Σ cos(Δθ_i)", check_mapping("same_content", same_content))
         )
     fig = make_subplots(
         rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], horizontal_spacing=0.1
@@ -611,7 +590,7 @@ def decay_figure(
                 go.Scatter(
                     x=x.tolist(), y=y.tolist(), mode="lines", name=str(name),
                     legendgroup=str(name), showlegend=col == 1 or name not in panels[0][1],
-                    line={"color": OKABE_ITO[n % 7], "dash": dashes[n % len(dashes)]},
+                    line={"color": palette(n), "dash": dashes[n % len(dashes)]},
                     hovertemplate="distance %{x:,}<br>%{y:.3f}<extra>" + str(name) + "</extra>",
                 ),
                 row=1, col=col,
@@ -636,19 +615,21 @@ def pairing_diagram(
 ) -> go.Figure:
     """Which dimensions RoPE rotates together in each layout, and where each one moves.
 
-    Equation: in the interleaved layout dimension j belongs to pair ``j // 2`` (RoFormer, Su et al.
-    2021, arXiv:2104.09864; Meta LLaMA, arXiv:2302.13971); in the half layout dimension k belongs to
-    pair ``k mod d/2`` (GPT-NeoX, arXiv:2204.06745). ``y = x[..., perm]`` moves interleaved
-    dimension ``perm[k]`` to half-layout dimension k; the figure draws that as a line from
-    ``perm[k]`` (top row) to ``k`` (bottom row). Squares are a pair's first coordinate, circles its
-    second; the colour is the pair index i (fast → slow).
-
-    Shapes: ``perm: [d_head]`` LongTensor, a permutation of ``0 … d_head − 1`` (e.g.
-    :func:`lib.rope.interleaved_to_half_permutation`), d_head even.
+    Equation:
+        in the interleaved layout dimension j belongs to pair ``j // 2`` (RoFormer, Su et al.
+        2021, arXiv:2104.09864; Meta LLaMA, arXiv:2302.13971); in the half layout dimension k belongs to
+        pair ``k mod d/2`` (GPT-NeoX, arXiv:2204.06745). ``y = x[..., perm]`` moves interleaved
+        dimension ``perm[k]`` to half-layout dimension k; the figure draws that as a line from
+        ``perm[k]`` (top row) to ``k`` (bottom row). Squares are a pair's first coordinate, circles its
+        second; the colour is the pair index i (fast → slow).
 
     Raises:
         TypeError: ``perm`` is not an integer tensor. ValueError: not a 1-D permutation of even
             length.
+
+    Shapes:
+        ``perm: [d_head]`` LongTensor, a permutation of ``0 … d_head − 1`` (e.g.
+        :func:`lib.rope.interleaved_to_half_permutation`), d_head even.
     """
     if not isinstance(perm, torch.Tensor) or perm.is_floating_point() or perm.is_complex():
         raise TypeError(f"perm must be an integer torch.Tensor, got {type(perm).__name__}")
@@ -720,19 +701,21 @@ def position_precision_figure(
 ) -> go.Figure:
     """The position a rotation encodes, against the true position, one line per number format.
 
-    Equation: the position the rotation "sees" is ``angle_0 / θ_0``, the angle of pair 0 divided by
-    θ_0 = 1 (Su et al. 2021, arXiv:2104.09864). Exact arithmetic gives the diagonal; a format that
-    cannot represent every integer (bfloat16 keeps 8 significant bits) gives a staircase.
-
-    Shapes: ``positions: [K]``, each ``seen[name]: [K]``.
+    Equation:
+        the position the rotation "sees" is ``angle_0 / θ_0``, the angle of pair 0 divided by
+        θ_0 = 1 (Su et al. 2021, arXiv:2104.09864). Exact arithmetic gives the diagonal; a format that
+        cannot represent every integer (bfloat16 keeps 8 significant bits) gives a staircase.
 
     Raises:
         TypeError / ValueError: not a non-empty mapping of ``[K]`` vectors.
+
+    Shapes:
+        ``positions: [K]``, each ``seen[name]: [K]``.
     """
     x = _array("positions", positions, 1, "1-D [K]", digits=9)  # positions: keep every digit
     fig = go.Figure()
     dashes = ("solid", "dash", "dot")
-    for n, (name, values) in enumerate(_mapping("seen", seen).items()):
+    for n, (name, values) in enumerate(check_mapping("seen", seen).items()):
         y = _array(f"seen[{name!r}]", values, 1, "1-D [K]", digits=9)
         if y.shape != x.shape:
             raise ValueError(f"seen[{name!r}] must have {x.size} values, got {y.size}")

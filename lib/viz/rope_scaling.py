@@ -1,7 +1,7 @@
 """Figures for chapter 9 (extending RoPE's context: position interpolation, NTK, YaRN, Llama 3.1, ...).
 
 RoPE pair ``i`` turns by ``θ_i = base^(−2i/d_head)`` radians per token, so its wavelength is
-``λ_i = 2π/θ_i`` tokens (Su et al. 2021, arXiv 2104.09864). Every scaling method of
+``λ_i = 2π/θ_i`` tokens (Su et al. 2021, arXiv:2104.09864). Every scaling method of
 :mod:`lib.rope_scaling` replaces ``θ_i`` by some ``θ'_i ≤ θ_i``; what tells the methods apart is
 *which* pairs it slows down and by how much, the stretch ``λ'_i/λ_i = θ_i/θ'_i``. The builders here
 take inverse frequencies (tensors ``[d_head/2]``) computed by the library and draw wavelengths,
@@ -21,8 +21,17 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_int, check_positive_int
-from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, rounded
+from lib._checks import (
+    check_choice,
+    check_index,
+    check_int,
+    check_mapping,
+    check_positive_float,
+    check_positive_int,
+    check_real_array,
+)
+from lib.rope import rope_wavelengths
+from lib.viz.core import LINE_COLOURS, OKABE_ITO, add_step_slider, apply_theme, palette, rounded
 
 __all__ = [
     "METHOD_STYLES",
@@ -38,7 +47,8 @@ _ArrayLike = torch.Tensor | np.ndarray | Sequence[float]
 _TWO_PI = 2.0 * math.pi
 _GUIDE = "rgba(128,128,128,0.8)"  # reference lines: neutral grey, readable in light and dark mode
 
-#: Colour and dash of each scaling method, the same in every figure of the chapter (Okabe–Ito).
+#: Colour and dash of each scaling method (a key of :data:`lib.rope_scaling.ROPE_SCALING`), the
+#: same in every figure of the chapter; a test fails when ``ROPE_SCALING`` gains a key without one.
 METHOD_STYLES: dict[str, tuple[str, str]] = {
     "default": (OKABE_ITO[7], "solid"),
     "linear": (OKABE_ITO[0], "dash"),
@@ -48,46 +58,57 @@ METHOD_STYLES: dict[str, tuple[str, str]] = {
     "llama3": (OKABE_ITO[5], "longdash"),
     "longrope": (OKABE_ITO[4], "solid"),
 }
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 
 
-def method_style(name: str, index: int) -> tuple[str, str]:
-    """Colour and dash for a curve: the method's own style if ``name`` starts with a method name.
+def method_style(method: str) -> tuple[str, str]:
+    """Colour and dash of a scaling method, looked up by its ``rope_type`` key (never by a label).
 
-    ``"yarn (β_fast = 32)"`` and ``"yarn: 0.1 ln s + 1"`` get yarn's colour; unknown names cycle
-    through the palette by ``index``.
+    Args:
+        method: a key of :data:`lib.rope_scaling.ROPE_SCALING` (``"yarn"``, ``"llama3"``, ...).
+
+    Returns:
+        ``(colour, dash)``.
+
+    Raises:
+        ValueError: ``method`` is not a known method.
     """
-    words = str(name).replace(":", " ").replace(",", " ").split()
-    key = words[0].lower() if words else ""
-    if key in METHOD_STYLES:
-        return METHOD_STYLES[key]
-    dashes = ("solid", "dash", "dot", "dashdot", "longdash")
-    return OKABE_ITO[index % len(OKABE_ITO)], dashes[index % len(dashes)]
+    return METHOD_STYLES[check_choice("method", method, tuple(METHOD_STYLES))]
 
 
-def _assign_styles(names: Sequence[str]) -> list[tuple[str, str]]:
+def _methods(names: Sequence[str], methods: Mapping[str, str] | None) -> list[str | None]:
+    """The method of each curve: ``methods[name]`` if given (None: no method), else the legacy
+    rule, a label whose first word is a method key (``"yarn (β_fast = 32)"``); chapter 9 still
+    relies on it until its calls pass ``methods``."""
+    if methods is not None:
+        for method in methods.values():
+            method_style(method)  # a known method, or ValueError
+        return [methods.get(n) for n in names]
+    words = [str(n).replace(":", " ").replace(",", " ").split() for n in names]
+    return [w[0].lower() if w and w[0].lower() in METHOD_STYLES else None for w in words]
+
+
+def _assign_styles(
+    names: Sequence[str], methods: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
     """One (colour, dash) per curve, all colours distinct within the figure.
 
-    A method's own style goes to its first curve; later curves of the same method, and unknown
-    names, take the first palette colour that no curve of this figure uses or will use (yellow,
-    hard to read on a light page, is never picked).
+    A method's own style goes to its first curve; later curves of the same method, and curves of
+    no method, take the first palette colour (never yellow) that no curve of this figure uses or
+    will use.
     """
-    own = [method_style(name, n) for n, name in enumerate(names)]
-    reserved = {color for (color, _), name in zip(own, names, strict=True) if _is_method(name)}
-    dashes = ("solid", "dash", "dot", "dashdot", "longdash")
+    keys = _methods(names, methods)
+    reserved = {METHOD_STYLES[k][0] for k in keys if k is not None}
     styles: list[tuple[str, str]] = []
-    for n, (name, style) in enumerate(zip(names, own, strict=True)):
+    for n, key in enumerate(keys):
         used = {color for color, _ in styles}
-        if not _is_method(name) or style[0] in used:
-            free = [c for c in OKABE_ITO if c != OKABE_ITO[6] and c not in used | reserved]
-            free = free or [c for c in OKABE_ITO if c != OKABE_ITO[6] and c not in used]
-            style = (free[0] if free else OKABE_ITO[n % len(OKABE_ITO)], dashes[n % len(dashes)])
-        styles.append(style)
+        if key is not None and METHOD_STYLES[key][0] not in used:
+            styles.append(METHOD_STYLES[key])
+            continue
+        free = [c for c in LINE_COLOURS if c not in used | reserved]
+        free = free or [c for c in LINE_COLOURS if c not in used]
+        styles.append((free[0] if free else palette(n), _DASHES[n % len(_DASHES)]))
     return styles
-
-
-def _is_method(name: str) -> bool:
-    words = str(name).replace(":", " ").replace(",", " ").split()
-    return bool(words) and words[0].lower() in METHOD_STYLES
 
 
 # --------------------------------------------------------------------------------------------------
@@ -97,19 +118,10 @@ def _is_method(name: str) -> bool:
 
 def _vector(name: str, value: object, length: int | None = None) -> np.ndarray:
     """A 1-D float64 array (rounded) of ``length`` entries from a tensor, array or sequence."""
-    if isinstance(value, torch.Tensor):
-        if value.is_complex() or value.dtype == torch.bool:
-            raise TypeError(f"{name} must hold real numbers, got dtype {value.dtype}")
-    elif not isinstance(value, np.ndarray | Sequence) or isinstance(value, str):
-        raise TypeError(
-            f"{name} must be a 1-D tensor, array or sequence, got {type(value).__name__}"
-        )
-    array = rounded(value)
+    array = rounded(check_real_array(name, value, sequences=True))
     if array.ndim != 1 or array.size == 0 or (length is not None and array.shape[0] != length):
         want = f"[{length}]" if length is not None else "1-D and non-empty"
         raise ValueError(f"{name} must have shape {want}, got {list(array.shape)}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{name} must hold finite numbers")
     return array
 
 
@@ -131,48 +143,6 @@ def _inv_freq(name: str, value: object, length: int | None = None) -> np.ndarray
     if not (np.isfinite(array).all() and (array > 0).all()):
         raise ValueError(f"{name} must hold finite inverse frequencies > 0")
     return array
-
-
-def _mapping(name: str, value: object) -> Mapping:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
-    if len(value) == 0:
-        raise ValueError(f"{name} must hold at least one entry")
-    return value
-
-
-def _active(active: object, n_steps: int) -> int:
-    active = check_int("active", active, minimum=0)
-    if active >= n_steps:
-        raise ValueError(f"active must be in [0, {n_steps - 1}], got {active}")
-    return active
-
-
-def _add_slider(
-    fig: go.Figure,
-    *,
-    n_static: int,
-    per_step: int,
-    labels: Sequence[str],
-    prefix: str,
-    active: int,
-    titles: Sequence[str] | None = None,
-) -> None:
-    """A ``layout.sliders`` slider over groups of ``per_step`` traces added after ``n_static``.
-
-    Same contract as :func:`lib.viz.core.slider_figure`, for figures built with subplots.
-    """
-    add_step_slider(
-        fig,
-        labels,
-        n_static=n_static,
-        per_step=per_step,
-        prefix=prefix,
-        active=active,
-        step_titles=titles,
-    )
-    if titles is not None:
-        fig.update_layout(title={"text": titles[active], "x": 0.02, "xanchor": "left"})
 
 
 def _ref_line(
@@ -226,20 +196,24 @@ def wavelength_figure(
     curves: Mapping[str, torch.Tensor],
     context_lengths: Mapping[str, float],
     *,
+    methods: Mapping[str, str] | None = None,
     caption: str | None = None,
     alt: str | None = None,
     height: int = 420,
 ) -> go.Figure:
     """Wavelength ``λ_i = 2π/θ_i`` (tokens, log scale) of every RoPE pair, one line per curve.
 
-    Equation: ``λ_i = 2π / θ_i``, ``θ_i = base^(−2i/d_head)`` for plain RoPE (Su et al. 2021,
-    arXiv 2104.09864), or whatever scaled ``θ'_i`` a curve holds. Dotted horizontal lines mark
-    context lengths: a pair whose wavelength lies above a context line never completes a turn
-    within that many tokens.
+    Equation:
+        ``λ_i = 2π / θ_i``, ``θ_i = base^(−2i/d_head)`` for plain RoPE (Su et al. 2021,
+        arXiv:2104.09864), or whatever scaled ``θ'_i`` a curve holds. Dotted horizontal lines mark
+        context lengths: a pair whose wavelength lies above a context line never completes a turn
+        within that many tokens.
 
     Args:
         curves: name -> inverse frequencies ``[d_half]`` (float tensors, all the same length).
         context_lengths: label -> a length in tokens (> 0), drawn as a horizontal line.
+        methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
+            colour and dash; default: a name whose first word is a method key.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
         height: figure height in pixels.
 
@@ -250,8 +224,8 @@ def wavelength_figure(
         TypeError / ValueError: a curve is not a 1-D tensor of positive values, lengths differ, a
         context length is not a positive number.
     """
-    _mapping("curves", curves)
-    _mapping("context_lengths", context_lengths)
+    check_mapping("curves", curves)
+    check_mapping("context_lengths", context_lengths)
     height = check_positive_int("height", height)
     arrays = {str(k): _inv_freq(f"curves[{k!r}]", v) for k, v in curves.items()}
     lengths = {a.size for a in arrays.values()}
@@ -259,13 +233,13 @@ def wavelength_figure(
         raise ValueError(f"every curve must have the same number of pairs, got {sorted(lengths)}")
     n_pairs = next(iter(lengths))
     fig = go.Figure()
-    styles = _assign_styles(list(arrays))
+    styles = _assign_styles(list(arrays), methods)
     for n, (name, inv) in enumerate(arrays.items()):
         color, dash = styles[n]
         fig.add_trace(
             go.Scatter(
                 x=list(range(inv.size)),
-                y=rounded(_TWO_PI / inv).tolist(),
+                y=rounded(rope_wavelengths(torch.from_numpy(inv))).tolist(),
                 mode="lines+markers",
                 marker={"size": 4},
                 name=name,
@@ -274,21 +248,12 @@ def wavelength_figure(
             )
         )
     for label, length in context_lengths.items():
-        value = _positive_number(f"context_lengths[{label!r}]", length)
+        value = check_positive_float(f"context_lengths[{label!r}]", length)
         _ref_line(fig, [0, n_pairs - 1], [value, value], f"{label}: {_fmt_tokens(value)}")
     fig.update_xaxes(title="pair index i (fast → slow)")
     fig.update_yaxes(title="wavelength λ = 2π/θ (tokens)", type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": 1.12, "x": 0})
     return apply_theme(fig, caption=caption, alt=alt, height=height)
-
-
-def _positive_number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return value
 
 
 # --------------------------------------------------------------------------------------------------
@@ -307,12 +272,13 @@ def angle_coverage_figure(
 ) -> go.Figure:
     """Per pair, the largest relative angle seen in training against the one a longer input needs.
 
-    Equation: a query and a key at most ``L − 1`` tokens apart meet at relative angles
-    ``(m − n)·θ_i`` with ``|m − n| ≤ L − 1``; so pair i's largest angle in training is
-    ``(L − 1)·θ_i`` and at a new length L' it is ``(L' − 1)·θ_i`` (RoPE, Su et al. 2021,
-    arXiv 2104.09864; the failure analysis of Chen et al. 2023, arXiv 2306.15595). Where
-    ``(L − 1)·θ_i < 2π`` the pair never completed a turn in training, and every angle beyond
-    ``(L − 1)·θ_i`` is one the model has never seen for that pair: those pairs are marked.
+    Equation:
+        a query and a key at most ``L − 1`` tokens apart meet at relative angles
+        ``(m − n)·θ_i`` with ``|m − n| ≤ L − 1``; so pair i's largest angle in training is
+        ``(L − 1)·θ_i`` and at a new length L' it is ``(L' − 1)·θ_i`` (RoPE, Su et al. 2021,
+        arXiv:2104.09864; the failure analysis of Chen et al. 2023, arXiv:2306.15595). Where
+        ``(L − 1)·θ_i < 2π`` the pair never completed a turn in training, and every angle beyond
+        ``(L − 1)·θ_i`` is one the model has never seen for that pair: those pairs are marked.
 
     Args:
         inv_freq: ``[d_half]`` inverse frequencies θ_i (float tensor, > 0).
@@ -330,7 +296,7 @@ def angle_coverage_figure(
     if isinstance(new_lens, str) or not isinstance(new_lens, Sequence) or len(new_lens) == 0:
         raise ValueError("new_lens must be a non-empty sequence of ints")
     new = [check_int(f"new_lens[{k}]", v, minimum=trained_len + 1) for k, v in enumerate(new_lens)]
-    active = _active(active, len(new))
+    active = check_index("active", active, len(new))
     pairs = list(range(theta.size))
     seen = (trained_len - 1) * theta  # [d_half] largest relative angle in training
     fig = go.Figure()
@@ -378,14 +344,10 @@ def angle_coverage_figure(
                 "<extra>unseen</extra>",
             )
         )
-    _add_slider(
-        fig,
-        n_static=2,
-        per_step=2,
-        labels=[f"{v:,}" for v in new],
-        prefix="new length L′ = ",
+    add_step_slider(
+        fig, [f"{v:,}" for v in new], n_static=2, per_step=2, prefix="new length L′ = ",
         active=active,
-    )
+    )  # fmt: skip
     fig.update_xaxes(title="pair index i (fast → slow)")
     fig.update_yaxes(title="largest relative angle (radians)", type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": 1.18, "x": 0})
@@ -405,11 +367,12 @@ def angle_arcs_figure(
 ) -> go.Figure:
     """The arc of the unit circle that pair i's relative angle covers in training and at a new length.
 
-    Equation: pair i's rotation for a query–key offset k is the point ``(cos kθ_i, sin kθ_i)``.
-    Offsets ``0 … L − 1`` sweep the arc from 0 to ``(L − 1)θ_i`` (the whole circle once that
-    exceeds 2π); offsets ``L … L' − 1`` add the arc up to ``(L' − 1)θ_i``. Only the part of the
-    new arc that training did not cover is drawn, outside the circle (Su et al. 2021,
-    arXiv 2104.09864; Chen et al. 2023, arXiv 2306.15595).
+    Equation:
+        pair i's rotation for a query–key offset k is the point ``(cos kθ_i, sin kθ_i)``.
+        Offsets ``0 … L − 1`` sweep the arc from 0 to ``(L − 1)θ_i`` (the whole circle once that
+        exceeds 2π); offsets ``L … L' − 1`` add the arc up to ``(L' − 1)θ_i``. Only the part of the
+        new arc that training did not cover is drawn, outside the circle (Su et al. 2021,
+        arXiv:2104.09864; Chen et al. 2023, arXiv:2306.15595).
 
     Args:
         inv_freq: ``[d_half]`` inverse frequencies (float tensor, > 0).
@@ -433,7 +396,7 @@ def angle_arcs_figure(
     chosen = [check_int(f"pairs[{k}]", p, minimum=0) for k, p in enumerate(pairs)]
     if max(chosen) >= theta.size:
         raise ValueError(f"pairs must lie in [0, {theta.size - 1}], got {max(chosen)}")
-    active = _active(active, len(chosen))
+    active = check_index("active", active, len(chosen))
 
     def arc(start: float, stop: float, radius: float) -> tuple[list[float], list[float]]:
         phi = np.linspace(start, stop, points)
@@ -468,7 +431,7 @@ def angle_arcs_figure(
                 line={"color": OKABE_ITO[5], "width": 6, "dash": "dot"}, hoverinfo="skip",
             )
         )  # fmt: skip
-        wavelength = _TWO_PI / theta[i]
+        wavelength = float(rope_wavelengths(torch.from_numpy(theta[i : i + 1]))[0])
         turns = (trained_len - 1) * theta[i] / _TWO_PI
         shown = float(rounded([wavelength])[0])
         titles.append(
@@ -477,15 +440,11 @@ def angle_arcs_figure(
             else f"pair {i}: λ = {shown:.3g} tokens"
         )
         titles[-1] += f", {float(rounded([turns], 3)[0]):,.3g} turns in training"
-    _add_slider(
-        fig,
-        n_static=1,
-        per_step=2,
-        labels=[str(i) for i in chosen],
-        prefix="pair i = ",
-        active=active,
-        titles=titles,
-    )
+    add_step_slider(
+        fig, [str(i) for i in chosen], n_static=1, per_step=2, prefix="pair i = ", active=active,
+        step_titles=titles,
+    )  # fmt: skip
+    fig.update_layout(title={"x": 0.02, "xanchor": "left"})
     fig.update_xaxes(
         range=[-1.3, 1.3], showticklabels=False, zeroline=False, showgrid=False, showline=False
     )
@@ -511,17 +470,19 @@ def scaling_methods_figure(
     *,
     active: int = 0,
     prefix: str = "scaling factor s = ",
+    methods: Mapping[str, str] | None = None,
     caption: str | None = None,
     alt: str | None = None,
 ) -> go.Figure:
     """Two panels per scaling factor s: the wavelength of every pair, and its stretch over default.
 
-    Equations: ``λ'_i = 2π/θ'_i`` (left, log scale, against pair i) and the stretch
-    ``λ'_i/λ_i = θ_i/θ'_i`` (right, against the *original* wavelength λ_i, both axes log) — 1 for a
-    pair left alone, s for a pair interpolated like position interpolation (Chen et al. 2023,
-    arXiv 2306.15595). Dotted lines mark the original context L and the target s·L (left) and L
-    (right), which is where YaRN (Peng et al. 2023, arXiv 2309.00071) and Llama 3.1's scaling
-    (Grattafiori et al. 2024, arXiv 2407.21783) place their thresholds.
+    Equation:
+        ``λ'_i = 2π/θ'_i`` (left, log scale, against pair i) and the stretch
+        ``λ'_i/λ_i = θ_i/θ'_i`` (right, against the *original* wavelength λ_i, both axes log) — 1 for a
+        pair left alone, s for a pair interpolated like position interpolation (Chen et al. 2023,
+        arXiv:2306.15595). Dotted lines mark the original context L and the target s·L (left) and L
+        (right), which is where YaRN (Peng et al. 2023, arXiv:2309.00071) and Llama 3.1's scaling
+        (Grattafiori et al. 2024, arXiv:2407.21783) place their thresholds.
 
     Args:
         scaled: scaling factor s -> (method name -> scaled inverse frequencies ``[d_half]``); every
@@ -530,6 +491,8 @@ def scaling_methods_figure(
         original_len: the original (trained) context length L, in tokens.
         active: the step shown first.
         prefix: text before the slider's current value.
+        methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
+            colour and dash; default: a name whose first word is a method key.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
     Returns:
@@ -538,24 +501,24 @@ def scaling_methods_figure(
     Raises:
         TypeError / ValueError: shapes differ, names differ between steps, non-positive values.
     """
-    _mapping("scaled", scaled)
+    check_mapping("scaled", scaled)
     theta = _inv_freq("default_inv_freq", default_inv_freq)
     original_len = check_positive_int("original_len", original_len)
-    factors = [_positive_number("scaled key (the scaling factor)", s) for s in scaled]
-    active = _active(active, len(factors))
-    names = [str(n) for n in _mapping("scaled[first]", next(iter(scaled.values())))]
-    wavelength = _TWO_PI / theta  # [d_half] original wavelengths
+    factors = [check_positive_float("scaled key (the scaling factor)", s) for s in scaled]
+    active = check_index("active", active, len(factors))
+    names = [str(n) for n in check_mapping("scaled[first]", next(iter(scaled.values())))]
+    wavelength = rope_wavelengths(torch.from_numpy(theta)).numpy()  # [d_half] original λ
     pairs = list(range(theta.size))
 
     steps = []  # per s: [(name, inv_freq as float64)]
-    for s, methods in zip(factors, scaled.values(), strict=True):
-        methods = _mapping(f"scaled[{s:g}]", methods)
-        if [str(n) for n in methods] != names:
+    for s, per_method in zip(factors, scaled.values(), strict=True):
+        per_method = check_mapping(f"scaled[{s:g}]", per_method)
+        if [str(n) for n in per_method] != names:
             raise ValueError(f"scaled[{s:g}] must hold the same methods {names}, in that order")
         steps.append(
             [
                 (str(n), _inv_freq(f"scaled[{s:g}][{n!r}]", v, theta.size))
-                for n, v in methods.items()
+                for n, v in per_method.items()
             ]
         )
     top = max(float((theta / inv).max()) for step in steps for _, inv in step)  # largest stretch
@@ -569,14 +532,14 @@ def scaling_methods_figure(
               row=1, col=1)  # fmt: skip
     _ref_line(fig, [original_len] * 2, [1.0, max(top, 1.0)], f"λ = L = {_fmt_tokens(original_len)}",
               text_position="top left", label_at_start=False, row=1, col=2)  # fmt: skip
-    styles = _assign_styles(names)
+    styles = _assign_styles(names, methods)
     for s, step in zip(factors, steps, strict=True):
         for n, (name, inv) in enumerate(step):
             color, dash = styles[n]
             line = {"color": color, "dash": dash, "width": 2.5 if n == 0 else 2}
             fig.add_trace(
                 go.Scatter(
-                    x=pairs, y=rounded(_TWO_PI / inv).tolist(), mode="lines", name=name,
+                    x=pairs, y=rounded(rope_wavelengths(torch.from_numpy(inv))).tolist(), mode="lines", name=name,
                     legendgroup=name, line=line,
                     hovertemplate="pair %{x}<br>λ′ = %{y:,.4g} tokens<extra>" + name + "</extra>",
                 ),
@@ -594,14 +557,10 @@ def scaling_methods_figure(
         _ref_line(fig, [0, theta.size - 1], [s * original_len] * 2,
                   f"s·L = {_fmt_tokens(s * original_len)}", row=1, col=1)  # fmt: skip
     if len(factors) > 1:
-        _add_slider(
-            fig,
-            n_static=2,
-            per_step=2 * len(names) + 1,
-            labels=[f"{s:g}" for s in factors],
-            prefix=prefix,
-            active=active,
-        )
+        add_step_slider(
+            fig, [f"{s:g}" for s in factors], n_static=2, per_step=2 * len(names) + 1,
+            prefix=prefix, active=active,
+        )  # fmt: skip
     fig.update_xaxes(title="pair index i (fast → slow)", row=1, col=1)
     fig.update_yaxes(
         title="wavelength λ′ (tokens)", type="log", exponentformat="power", row=1, col=1
@@ -635,6 +594,7 @@ def curves_figure(
     log_y: bool = False,
     vlines: Mapping[str, float] | None = None,
     hlines: Mapping[str, float] | None = None,
+    methods: Mapping[str, str] | None = None,
     caption: str | None = None,
     alt: str | None = None,
     height: int = 400,
@@ -643,14 +603,16 @@ def curves_figure(
 
     Used for quantities that depend on one number: dynamic NTK's stretch against the current
     sequence length (emozilla 2023), or YaRN's and LongRoPE's attention factors against the
-    scaling factor (Peng et al. 2023, arXiv 2309.00071; Ding et al. 2024, arXiv 2402.13753).
+    scaling factor (Peng et al. 2023, arXiv:2309.00071; Ding et al. 2024, arXiv:2402.13753).
 
     Args:
         x: ``[N]`` x values.
-        curves: name -> ``[N]`` y values; a name starting with a method name gets its style.
+        curves: name -> ``[N]`` y values.
         x_title, y_title: axis titles.
         log_x, log_y: logarithmic axes.
         vlines, hlines: label -> position of a dotted reference line.
+        methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
+            colour and dash; default: a name whose first word is a method key.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
         height: figure height in pixels.
 
@@ -658,10 +620,10 @@ def curves_figure(
         A figure with one line trace per curve.
     """
     xs = _vector("x", x)
-    _mapping("curves", curves)
+    check_mapping("curves", curves)
     height = check_positive_int("height", height)
     fig = go.Figure()
-    styles = _assign_styles([str(k) for k in curves])
+    styles = _assign_styles([str(k) for k in curves], methods)
     for n, (name, values) in enumerate(curves.items()):
         ys = _vector(f"curves[{name!r}]", values, xs.size)
         color, dash = styles[n]
@@ -675,10 +637,10 @@ def curves_figure(
     all_y = np.concatenate([_vector(f"curves[{k!r}]", v, xs.size) for k, v in curves.items()])
     y_span = [float(all_y.min()), float(all_y.max())]
     for label, value in (vlines or {}).items():
-        value = _positive_number(f"vlines[{label!r}]", value)
+        value = check_positive_float(f"vlines[{label!r}]", value)
         _ref_line(fig, [value, value], y_span, str(label), label_at_start=False)
     for label, value in (hlines or {}).items():
-        value = _positive_number(f"hlines[{label!r}]", value)
+        value = check_positive_float(f"hlines[{label!r}]", value)
         _ref_line(fig, [float(xs.min()), float(xs.max())], [value, value], str(label))
     fig.update_xaxes(title=x_title, type="log" if log_x else "linear")
     fig.update_yaxes(title=y_title, type="log" if log_y else "linear")

@@ -1,6 +1,6 @@
 """Figures for chapter 6 (sinusoidal positional encoding).
 
-The encoding itself is :mod:`lib.sinusoidal` (Vaswani et al. 2017, arXiv 1706.03762, section 3.5):
+The encoding itself is :mod:`lib.sinusoidal` (Vaswani et al. 2017, arXiv:1706.03762, section 3.5):
 ``pe[p, 2i] = sin(p·w_i)``, ``pe[p, 2i+1] = cos(p·w_i)``, ``w_i = base^(−2i/d_model)``. These
 builders take its tables (tensors) and return plotly figures; sliders work in a static page with
 no kernel, and all data is rounded with :func:`lib.viz.core.rounded`.
@@ -16,8 +16,16 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_positive_float
-from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, heatmap_slider, rounded, slider_figure
+from lib._checks import check_positive_float, check_real_array
+from lib.viz.core import (
+    DIVERGING,
+    OKABE_ITO,
+    apply_theme,
+    heatmap_slider,
+    palette,
+    rounded,
+    slider_figure,
+)
 
 __all__ = [
     "dot_product_curves",
@@ -31,19 +39,14 @@ _ArrayLike = torch.Tensor | np.ndarray
 
 
 def _matrix(name: str, value: object) -> np.ndarray:
-    if not isinstance(value, torch.Tensor | np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(value).__name__}")
-    array = rounded(value)
+    array = rounded(check_real_array(name, value, finite=False))
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D [positions, d_model], got shape {list(array.shape)}")
     return array
 
 
 def _vector(name: str, value: object, length: int | None = None) -> np.ndarray:
-    if not isinstance(value, torch.Tensor | np.ndarray | Sequence):
-        kind = type(value).__name__
-        raise TypeError(f"{name} must be a 1-D tensor, array or sequence, got {kind}")
-    array = rounded(value)
+    array = rounded(check_real_array(name, value, sequences=True, finite=False))
     if array.ndim != 1 or (length is not None and array.shape[0] != length):
         want = f"[{length}]" if length is not None else "1-D"
         raise ValueError(f"{name} must have shape {want}, got {list(array.shape)}")
@@ -180,7 +183,7 @@ def dot_product_curves(
                 y=y.tolist(),
                 mode="lines",
                 name=str(name),
-                line={"color": OKABE_ITO[n % len(OKABE_ITO)], "dash": dashes[n % len(dashes)],
+                line={"color": palette(n), "dash": dashes[n % len(dashes)],
                       "width": 3 if n == 0 else 2},
                 hovertemplate="k = %{x}<br>%{y:.3f}<extra>" + str(name) + "</extra>",
             )
@@ -237,7 +240,7 @@ def wavelength_slider(
                     y=y.tolist(),
                     mode="lines+markers",
                     name=str(name),
-                    line={"color": OKABE_ITO[n % len(OKABE_ITO)], "dash": ("solid", "dash")[n % 2]},
+                    line={"color": palette(n), "dash": ("solid", "dash")[n % 2]},
                     marker={"size": 5 if len(y) <= 64 else 2},
                     hovertemplate="pair i = %{x}<br>wavelength %{y:.4g} tokens<extra>"
                     + str(name) + "</extra>",
@@ -282,8 +285,7 @@ def shift_rotation_slider(
     and ``2i+1`` of a sinusoidal table). The first ``N − max(shifts)`` points are drawn and
     labelled. The slider picks the offset ``k`` and draws an arrow from every start position ``p``
     to ``p + k``: all arrows turn by the same angle ``k·w``, whatever ``p``, because shifting by
-    ``k`` is one fixed rotation (Vaswani et al. 2017, arXiv
-    1706.03762, section 3.5).
+    ``k`` is one fixed rotation (Vaswani et al. 2017, arXiv:1706.03762, section 3.5).
 
     Args:
         points: ``[N, 2]`` points, ``N > max(shifts)``.

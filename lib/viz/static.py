@@ -42,7 +42,7 @@ DPI = 100
 PALETTE_COLOURS = 256
 
 _PX = 72.0 / 96.0  # plotly sizes are CSS pixels; matplotlib's are points
-_DASHES = {
+_DASHES: dict[str, Any] = {
     "solid": "-",
     "dot": (0, (1, 2)),
     "dash": (0, (4, 2.5)),
@@ -770,8 +770,8 @@ def _draw_annotations(axes: _Axes, annotations: Sequence[Mapping]) -> None:
         font = note.get("font") or {}
         size = float(font.get("size", 12)) * _PX
         colour = _colour(font.get("color"), _TEXT_COLOUR)
-        ha = {"left": "left", "right": "right"}.get(note.get("xanchor"), "center")
-        va = {"top": "top", "bottom": "bottom"}.get(note.get("yanchor"), "center")
+        ha = {"left": "left", "right": "right"}.get(str(note.get("xanchor")), "center")
+        va = {"top": "top", "bottom": "bottom"}.get(str(note.get("yanchor")), "center")
         x = float(axes.coords(xref, [note.get("x", 0.5)])[0]) if xref[0] == "x" else note.get("x")
         y = float(axes.coords(yref, [note.get("y", 0.5)])[0]) if yref[0] == "y" else note.get("y")
         if note.get("showarrow", True):
@@ -788,7 +788,7 @@ def _draw_annotations(axes: _Axes, annotations: Sequence[Mapping]) -> None:
                     axes.transform(axref, "x"), axes.transform(ayref, "y")
                 )
                 xytext = (float(note.get("ax", x)), float(note.get("ay", y)))
-                textcoords = text_transform
+                textcoords: Any = text_transform
             else:
                 xytext = (float(note.get("ax", -10)) * _PX, -float(note.get("ay", -30)) * _PX)
                 textcoords = "offset points"
@@ -873,7 +873,7 @@ def render_png(figure: Any) -> bytes:
     with _quiet():
         import matplotlib
 
-        with matplotlib.rc_context(_FONT):
+        with matplotlib.rc_context(_FONT):  # type: ignore[arg-type]  # stubs want Literal rc keys
             return _render(fig_json)
 
 
@@ -907,7 +907,7 @@ def _render(fig_json: Mapping) -> bytes:
     if unknown:
         raise ValueError(f"render_png draws trace types {sorted(known)}; got {unknown}")
     visible = [t for t in traces if _visible(t)]
-    meta = layout.get("meta") if isinstance(layout.get("meta"), Mapping) else {}
+    meta: Mapping = layout["meta"] if isinstance(layout.get("meta"), Mapping) else {}
     title = _text(layout.get("title"))
     caption = str(meta.get("caption") or "")
     slider = _slider_note(layout)
@@ -921,7 +921,7 @@ def _render(fig_json: Mapping) -> bytes:
     # The figure holds the plot area only; title, slider value, legend and caption are placed
     # around what was drawn (measured) and the saved picture is cropped to everything.
     fig = Figure(figsize=(WIDTH_PX / DPI, plot_px / DPI), dpi=DPI, facecolor="white")
-    FigureCanvasAgg(fig)
+    canvas = FigureCanvasAgg(fig)
     left_px, right_px = 62, (95 if has_scale else 18)
     area = (left_px / WIDTH_PX, 0.0, (WIDTH_PX - left_px - right_px) / WIDTH_PX, 1.0)
     axes = _Axes(fig, layout, traces, area)
@@ -953,7 +953,7 @@ def _render(fig_json: Mapping) -> bytes:
     _draw_annotations(axes, layout.get("annotations") or [])
     _draw_colorbars(fig, axes, colorbars)
 
-    renderer = fig.canvas.get_renderer()
+    renderer = canvas.get_renderer()
     box = fig.get_tightbbox(renderer)  # inches
     height_in = plot_px / DPI
     left_in = 8 / DPI
@@ -985,7 +985,7 @@ def _render(fig_json: Mapping) -> bytes:
         longest = max(len(label) for _, label in entries)
         ncols = int(np.clip(620 // (longest * 5.2 + 40), 1, 4))
         legend = fig.legend(
-            [h for h, _ in entries],
+            [h for h, _ in entries if h is not None],
             [label for _, label in entries],
             loc="upper left",
             bbox_to_anchor=(left_px / WIDTH_PX, y_in / height_in),

@@ -28,7 +28,7 @@ from plotly.subplots import make_subplots
 from lib._checks import check_floating, check_int, check_positive_float
 from lib.glove import glove_weight
 from lib.similarity import cosine_matrix, pca_2d
-from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, rounded, slider_figure
+from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, palette, rounded, slider_figure
 
 __all__ = [
     "cosine_matrix",  # re-exported from lib.similarity for chapter 2
@@ -110,7 +110,7 @@ def training_projection_slider(
     (fitted on those words only), rotated to best match the last snapshot's projection, and scaled
     so that the largest ``abs(coordinate)`` is 1 (the vectors grow during training; the scale is reported
     in the step title as the RMS norm of the plotted vectors). One marker-and-label trace per group,
-    in the Okabe–Ito colours. Meant for word2vec snapshots (Mikolov et al. 2013, arXiv 1301.3781).
+    in the Okabe–Ito colours. Meant for word2vec snapshots (Mikolov et al. 2013, arXiv:1301.3781).
 
     Args:
         snapshots: S tensors ``[V, d]`` (e.g. ``TrainingHistory.snapshots``).
@@ -212,7 +212,7 @@ def offset_pairs_figure(
     """Word pairs as arrows (first word → second) in a 2-D PCA of their vectors, one panel per relation.
 
     If a relation is a constant offset, w(b) − w(a) ≈ r for every pair (a, b) (the vector offset
-    method of Mikolov, Yih & Zweig 2013; arXiv 1301.3781 for word2vec), the arrows come out parallel
+    method of Mikolov, Yih & Zweig 2013; arXiv:1301.3781 for word2vec), the arrows come out parallel
     and of similar length. Each panel's projection (:func:`lib.similarity.pca_2d`) is fitted on that panel's words
     only.
 
@@ -245,7 +245,7 @@ def offset_pairs_figure(
         rows = _rows(f"panels[{title!r}]", words, vocab_words)
         coords = rounded(_fit_unit(pca_2d(vectors[rows])))  # [N, 2]
         where = {w: coords[k] for k, w in enumerate(words)}
-        colour = OKABE_ITO[(col - 1) % len(OKABE_ITO)]
+        colour = palette(col - 1)
         fig.add_trace(
             go.Scatter(
                 x=coords[:, 0].tolist(),
@@ -288,10 +288,11 @@ def similarity_heatmaps(
     """Square similarity matrices of the same N items side by side, on one colour scale [−1, 1].
 
     Meant for cosine similarities cos(x, y) = x·y / (‖x‖ ‖y‖) of word vectors: one-hot vectors
-    give the identity (Mikolov et al. 2013, arXiv 1301.3781, section 2), trained vectors do not.
+    give the identity (Mikolov et al. 2013, arXiv:1301.3781, section 2), trained vectors do not.
     Diverging scale (``RdBu_r``) centred on 0.
 
-    Shapes: each matrix ``[N, N]``; ``labels``: N strings (rows top to bottom, columns left to right).
+    Shapes:
+        each matrix ``[N, N]``; ``labels``: N strings (rows top to bottom, columns left to right).
     """
     if not isinstance(matrices, Mapping) or not matrices:
         raise TypeError(f"matrices must be a non-empty mapping title -> [N, N], got {matrices!r}")
@@ -386,7 +387,7 @@ def glove_weight_figure(
                 x=rounded(x).tolist(),
                 y=rounded(glove_weight(x, x_max, alpha)).tolist(),
                 mode="lines",
-                line={"color": OKABE_ITO[k % len(OKABE_ITO)], "width": 4 if paper else 2},
+                line={"color": palette(k), "width": 4 if paper else 2},
                 name=f"f(x), α = {alpha:g}" + (" (paper)" if paper else ""),
                 hovertemplate="x = %{x:.3g}<br>f(x) = %{y:.3f}<extra></extra>",
             ),

@@ -1,6 +1,6 @@
 """Figures for chapter 4 (weight tying): what tying saves, where the gradient goes, loss curves.
 
-Weight tying (Press & Wolf 2017, arXiv 1608.05859) uses the input embedding ``E: [V, d]`` also as
+Weight tying (Press & Wolf 2017, arXiv:1608.05859) uses the input embedding ``E: [V, d]`` also as
 the LM head, ``logits = h Eᵀ``. Three builders, each returning a plotly figure (never shown):
 
 - :func:`tying_bars`: for real model configurations, the parameters (or bytes) of the input
@@ -16,6 +16,7 @@ Figure data is rounded with :func:`lib.viz.core.rounded`; the slider works in a 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -23,7 +24,7 @@ import torch
 
 from lib._checks import check_choice, check_floating, check_int, check_positive_int
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes
-from lib.viz.core import OKABE_ITO, apply_theme, rounded, slider_figure
+from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, palette, rounded, slider_figure
 
 __all__ = ["gradient_split_bars", "loss_curves", "tying_bars", "vocabulary_share_slider"]
 
@@ -35,7 +36,7 @@ PARAMETERS = "parameters"
 FADED = 0.4
 
 
-def _rows(rows: object) -> list[Mapping[str, object]]:
+def _rows(rows: object) -> list[Mapping[str, Any]]:
     if isinstance(rows, Mapping | str) or not isinstance(rows, Sequence) or not rows:
         raise ValueError(
             "rows must be a non-empty list of mappings (e.g. lib.tiny_lm.tying_table()), "
@@ -59,7 +60,7 @@ def _rows(rows: object) -> list[Mapping[str, object]]:
 
 
 def tying_bars(
-    rows: Sequence[Mapping[str, object]],
+    rows: Sequence[Mapping[str, Any]],
     units: Sequence[str] = (PARAMETERS, "float32", "bfloat16"),
     *,
     active: int = 0,
@@ -69,7 +70,7 @@ def tying_bars(
     """Input embedding + LM head of real models, tied vs untied, with a slider over the unit.
 
     For a model with vocabulary ``V`` and width ``d`` the input embedding has ``V·d`` parameters.
-    Tied (Press & Wolf 2017, arXiv 1608.05859), the head reuses it: one ``[V, d]`` matrix. Untied,
+    Tied (Press & Wolf 2017, arXiv:1608.05859), the head reuses it: one ``[V, d]`` matrix. Untied,
     a bias-free head ``nn.Linear(d, V)`` adds another ``V·d``. Each model gets two bars: "tied"
     (the embedding only, hatched because it also serves as the head) and "untied" (embedding +
     head, stacked). The bar matching the published model's ``tie_word_embeddings`` is labelled
@@ -188,37 +189,18 @@ def tying_bars(
             )
         )
 
-    n = len(units)
-    steps = []
-    for k, unit in enumerate(units):
-        visible = [j == k for j in range(n) for _ in range(3)]
-        label = PARAMETERS if unit == PARAMETERS else f"bytes, {unit}"
-        steps.append(
-            {
-                "method": "update",
-                "label": label,
-                "args": [
-                    {"visible": visible, "showlegend": visible},
-                    {"yaxis.title.text": titles[k], "yaxis.range": ranges[k]},
-                ],
-            }
-        )
+    add_step_slider(
+        fig, [PARAMETERS if unit == PARAMETERS else f"bytes, {unit}" for unit in units],
+        n_static=0, per_step=3, prefix="unit: ", active=active, legend_follows=True,
+        step_layouts=[
+            {"yaxis.title.text": t, "yaxis.range": r} for t, r in zip(titles, ranges, strict=True)
+        ],
+        pad_t=90, x=0.05, length=0.9,
+    )  # fmt: skip
     fig.update_layout(
         barmode="group",
         height=500,
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
-        sliders=[
-            {
-                "active": active,
-                "currentvalue": {"prefix": "unit: "},
-                "pad": {"t": 90},
-                "x": 0.05,
-                "len": 0.9,
-                "y": 0,
-                "yanchor": "top",
-                "steps": steps,
-            }
-        ],
     )
     fig.update_yaxes(title=titles[active], range=ranges[active])
     fig.update_xaxes(tickangle=-30)
@@ -241,15 +223,16 @@ def gradient_split_bars(
     """Per vocabulary row: ‖gradient through the lookup‖, ‖through the head‖, ‖their sum‖.
 
     In a tied model the shared matrix ``E`` receives ``∂L/∂E = ∂L/∂E|lookup + ∂L/∂E|head``
-    (Press & Wolf 2017, arXiv 1608.05859). The lookup part is nonzero only in rows that were looked
+    (Press & Wolf 2017, arXiv:1608.05859). The lookup part is nonzero only in rows that were looked
     up; the head part reaches every row (the softmax pushes every logit). Each bar is a row's L2
     norm (computed in float64).
-
-    Shapes: ``lookup_grad``, ``head_grad``: ``[V, d]`` floating; ``tokens``: ``V`` labels.
 
     Raises:
         TypeError: a gradient is not a floating tensor. ValueError: shapes differ, are not 2-D, or
         ``tokens`` does not have ``V`` entries.
+
+    Shapes:
+        ``lookup_grad``, ``head_grad``: ``[V, d]`` floating; ``tokens``: ``V`` labels.
     """
     lookup_grad = check_floating("lookup_grad", lookup_grad)
     head_grad = check_floating("head_grad", head_grad)
@@ -317,13 +300,13 @@ def loss_curves(
     digits = check_positive_int("digits", digits)
     fig = go.Figure()
     for k, (name, losses) in enumerate(histories.items()):
-        losses = np.asarray(list(losses), dtype=np.float64)
-        if losses.ndim != 1 or len(losses) < block:
+        values = np.asarray(list(losses), dtype=np.float64)
+        if values.ndim != 1 or len(values) < block:
             raise ValueError(
-                f"histories[{name!r}] must hold at least block = {block} losses, got {len(losses)}"
+                f"histories[{name!r}] must hold at least block = {block} losses, got {len(values)}"
             )
-        n_blocks = len(losses) // block
-        means = losses[: n_blocks * block].reshape(n_blocks, block).mean(axis=1)
+        n_blocks = len(values) // block
+        means = values[: n_blocks * block].reshape(n_blocks, block).mean(axis=1)
         steps = (np.arange(n_blocks) + 1) * block
         fig.add_trace(
             go.Scatter(
@@ -331,7 +314,7 @@ def loss_curves(
                 y=rounded(means, digits).tolist(),
                 mode="lines",
                 name=name,
-                line={"color": OKABE_ITO[k % len(OKABE_ITO)], "width": 2.5},
+                line={"color": palette(k), "width": 2.5},
                 hovertemplate="step %{x}<br>loss %{y:.3f}<extra>" + name + "</extra>",
             )
         )
@@ -353,7 +336,7 @@ def loss_curves(
 
 
 def vocabulary_share_slider(
-    rows: Sequence[Mapping[str, object]],
+    rows: Sequence[Mapping[str, Any]],
     *,
     caption: str | None = None,
     alt: str | None = None,

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lib.lab import FINE_TUNED_VARIANTS, POSITION_SCHEMES, SCALED_VARIANTS
+from lib.viz.core import YELLOW
 from lib.viz.lab import (
     SCHEME_STYLE,
     accuracy_by_length_figure,
@@ -18,6 +21,14 @@ from lib.viz.lab import (
     pair_usage_figure,
     per_position_figure,
 )
+
+def test_scheme_styles_cover_every_scheme_and_variant_of_lib_and_avoid_yellow():
+    names = set(POSITION_SCHEMES) | set(SCALED_VARIANTS) | set(FINE_TUNED_VARIANTS)
+    assert set(SCHEME_STYLE) == names  # fails when lib.lab gains a scheme without a style
+    assert all(style["color"] != YELLOW for style in SCHEME_STYLE.values())
+    cues = [(s["color"], s["dash"], s["symbol"]) for s in SCHEME_STYLE.values()]
+    assert len(set(cues)) == len(cues)  # no two schemes look alike
+
 
 # ------------------------------------------------------------------------------------------------
 # comparison_markdown
@@ -98,6 +109,13 @@ def test_accuracy_figure_nan_is_a_gap():
 def test_accuracy_figure_errors(accuracy, train_len, error, match):
     with pytest.raises(error, match=match):
         accuracy_by_length_figure(accuracy, train_len)
+
+
+def test_numpy_integers_are_accepted_as_lengths():
+    accuracy = {"rope": {8: 0.5, 16: 0.25}}
+    assert accuracy_by_length_figure(accuracy, np.int64(8)) == accuracy_by_length_figure(
+        accuracy, 8
+    )
 
 
 # ------------------------------------------------------------------------------------------------

@@ -6,19 +6,14 @@ that drew the wrong data would fail.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from lib.viz.mrope import (
     AXIS_COLORS,
-    Span,
     position_ids_figure,
-    segment_spans,
     slot_frequencies_figure,
     token_map_figure,
 )
@@ -38,50 +33,6 @@ INTERLEAVED = torch.tensor([0, 1, 2, 0])
 
 def visible_flags(fig, step: int) -> list[bool]:
     return list(fig.layout.sliders[0].steps[step].args[0]["visible"])
-
-
-# ------------------------------------------------------------------ segment_spans
-
-
-def test_segment_spans_counts_merged_tokens_in_order():
-    spans = segment_spans([("text", 3), ("video", (3, 4, 6)), ("image", (1, 2, 2))])
-    assert spans == [
-        Span("text", 0, 3, None),
-        Span("video", 3, 3 + 3 * 2 * 3, (3, 2, 3)),
-        Span("image", 21, 22, (1, 1, 1)),
-    ]
-    assert segment_spans([("image", (1, 3, 3))], spatial_merge_size=1)[0].stop == 9
-
-
-@given(
-    grids=st.lists(
-        st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=4
-    ),
-    text=st.integers(1, 5),
-)
-def test_segment_spans_tile_the_sequence(grids, text):
-    segments = []
-    for t, h, w in grids:
-        segments += [("text", text), ("video", (t, 2 * h, 2 * w))]
-    spans = segment_spans(segments)
-    assert spans[0].start == 0
-    assert all(a.stop == b.start for a, b in itertools.pairwise(spans))
-    assert spans[-1].stop == len(grids) * text + sum(t * h * w for t, h, w in grids)
-
-
-def test_segment_spans_rejects_bad_segments():
-    with pytest.raises(ValueError, match="kind"):
-        segment_spans([("audio", 3)])
-    with pytest.raises(ValueError, match="divisible"):
-        segment_spans([("image", (1, 3, 4))])
-    with pytest.raises(ValueError, match="grid"):
-        segment_spans([("image", (4, 4))])
-    with pytest.raises(ValueError, match="segments"):
-        segment_spans([])
-    with pytest.raises(TypeError, match="text length"):
-        segment_spans([("text", 2.5)])
-    with pytest.raises(ValueError, match="spatial_merge_size"):
-        segment_spans([("text", 2)], spatial_merge_size=0)
 
 
 # ------------------------------------------------------------------ position_ids_figure

@@ -67,6 +67,15 @@ def test_wavelength_figure_plots_theta_and_two_pi_over_theta():
     assert fig.layout.meta["caption"] == "c"
 
 
+def test_wavelength_figure_wavelength_comes_from_the_unrounded_theta():
+    """θ = 0.0123456 shows as 0.01235; 2π/θ is 508.9 (4 digits), 2π/0.01235 would be 508.8."""
+    theta = torch.tensor([0.0123456], dtype=torch.float64)
+    left, right = wavelength_figure({"a": theta}).data
+    assert list(left.y) == [0.01235]
+    assert list(right.y) == [508.9] == [r4(2 * math.pi / 0.0123456)]
+    assert r4(2 * math.pi / 0.01235) != 508.9  # the hazard this test guards against
+
+
 def test_wavelength_figure_errors():
     with pytest.raises(TypeError, match="inv_freqs must be a mapping"):
         wavelength_figure([torch.ones(3)])

@@ -15,7 +15,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lib.viz.core import OKABE_ITO
+from lib.rope_scaling import ROPE_SCALING
+from lib.viz.core import LINE_COLOURS, OKABE_ITO
 from lib.viz.rope_scaling import (
     METHOD_STYLES,
     angle_arcs_figure,
@@ -45,14 +46,26 @@ def rel(a, b) -> float:
 # ------------------------------------------------------------------ styles
 
 
-def test_method_style_uses_the_method_colour_for_names_that_start_with_it():
-    assert method_style("yarn", 0) == METHOD_STYLES["yarn"]
-    assert method_style("yarn (β_fast = 32)", 5) == METHOD_STYLES["yarn"]
-    assert method_style("LLAMA3 factor 8", 0) == METHOD_STYLES["llama3"]
-    assert method_style("base 10,000", 2)[0] == OKABE_ITO[2]
+def test_method_style_is_looked_up_by_method_key_for_every_method_of_lib():
+    assert set(METHOD_STYLES) == set(ROPE_SCALING)  # fails when lib gains a method without a style
+    assert method_style("yarn") == METHOD_STYLES["yarn"]
+    with pytest.raises(ValueError, match="method"):
+        method_style("yarn (β_fast = 32)")  # a label is not a method
     colours = [c for c, _ in METHOD_STYLES.values()]
     assert len(set(colours)) == len(colours)  # every method distinguishable
-    assert set(colours) <= set(OKABE_ITO)
+    assert set(colours) <= set(LINE_COLOURS)  # Okabe–Ito, never yellow
+
+
+def test_explicit_methods_override_the_label_rule():
+    theta = hand_inv_freq(8, 10000.0)
+    curves = {"β_fast = 32": theta, "llama3 at 8": theta / 2}
+    fig = wavelength_figure(curves, {"L": 100}, methods={"β_fast = 32": "yarn"})
+    assert fig.data[0].line.color == METHOD_STYLES["yarn"][0]
+    assert fig.data[1].line.color != METHOD_STYLES["llama3"][0]  # methods given: no label rule
+    legacy = wavelength_figure(curves, {"L": 100})
+    assert legacy.data[1].line.color == METHOD_STYLES["llama3"][0]
+    with pytest.raises(ValueError, match="method"):
+        wavelength_figure(curves, {"L": 100}, methods={"β_fast = 32": "nope"})
 
 
 def test_two_curves_of_one_method_get_different_colours_and_never_yellow():
