@@ -52,6 +52,7 @@ BUDGETS = {
 LAB_CHAPTER = "12_comparison_lab"
 sys.path.insert(0, str(ROOT))
 # Byte budgets are deterministic, so the browser test asserts them too (tests/browser/test_site.py).
+from bookext.localsite import CHROMIUM_ARGS, VIEWPORT, find_chromium, serve_site  # noqa: E402
 from bookext.sitebudget import BYTE_BUDGETS, transfer_sizes  # noqa: E402
 
 
@@ -153,6 +154,11 @@ def _page_assets(html_path: Path, site: Path) -> list[Path]:
 
     soup = BeautifulSoup(html_path.read_text(encoding="utf-8"), "html.parser")
     assets = []
+    # bookplot.js loads plotly.js itself, from its data-plotly attribute (relative to the script).
+    for el in soup.find_all("script", attrs={"data-plotly": True, "src": True}):
+        path = ((html_path.parent / el["src"].split("?")[0]).parent / el["data-plotly"]).resolve()
+        if path.is_file() and site in path.parents:
+            assets.append(path)
     for tag, attr in (("script", "src"), ("link", "href"), ("img", "src")):
         for el in soup.find_all(tag, attrs={attr: True}):
             if tag == "link" and "stylesheet" not in (el.get("rel") or []):
@@ -200,23 +206,11 @@ def bench_site(site: Path) -> dict:
 
 # --------------------------------------------------------------------------- pages
 def chromium_path() -> str:
-    for path in (os.environ.get("CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium"):
-        if path and Path(path).is_file():
-            return path
-    raise SystemExit("Chromium not found: apt-get install chromium, or set $CHROMIUM")
+    path = find_chromium()
+    if path is None:
+        raise SystemExit("Chromium not found: apt-get install chromium, or set $CHROMIUM")
+    return path
 
-
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1280, "height": 900}
 
 # Installed before any page script: records when each figure is drawn (bookplot.js sets
 # data-drawn="1"), when it first enters the viewport, which figures the first screen holds, and,
@@ -275,20 +269,6 @@ ALL_DONE = """() => {
   return math && Array.from(document.querySelectorAll(".bookplot-graph"))
       .every((d) => d.dataset.drawn === "1");
 }"""
-
-
-def _serve(site: Path):
-    import functools
-    import http.server
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def load_page(browser, base: str, page: str, site: Path) -> dict:
@@ -367,30 +347,24 @@ def bench_pages(site: Path, runs: int = 3) -> dict:
         raise SystemExit(f"no built site at {site}: build it first (make book)")
     chapters = sorted(p.relative_to(site).as_posix() for p in (site / "chapters").glob("*.html"))
     pages = ["intro.html", *chapters]
-    server = _serve(site)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
     rows = []
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            load_page(browser, base, "intro.html", site)  # warm the browser process itself
-            for page in pages:
-                samples = [load_page(browser, base, page, site) for _ in range(runs)]
-                row = {"page": page, **samples[0]}
-                for key in ("fcp_s", "first_screen_s", "all_drawn_s", "draw_after_visible_s"):
-                    row[key] = round(statistics.median(s[key] for s in samples), 3)
-                    row[key + "_runs"] = [round(s[key], 3) for s in samples]
-                rows.append(row)
-                print(
-                    f"  {page}: first screen {row['first_screen_s']:.2f} s, all drawn "
-                    f"{row['all_drawn_s']:.2f} s, {row['raw_bytes'] / 1e6:.2f} MB "
-                    f"({row['gzip_bytes'] / 1e6:.2f} MB gzip)",
-                    flush=True,
-                )
-            browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_site(site) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+        load_page(browser, base, "intro.html", site)  # warm the browser process itself
+        for page in pages:
+            samples = [load_page(browser, base, page, site) for _ in range(runs)]
+            row = {"page": page, **samples[0]}
+            for key in ("fcp_s", "first_screen_s", "all_drawn_s", "draw_after_visible_s"):
+                row[key] = round(statistics.median(s[key] for s in samples), 3)
+                row[key + "_runs"] = [round(s[key], 3) for s in samples]
+            rows.append(row)
+            print(
+                f"  {page}: first screen {row['first_screen_s']:.2f} s, all drawn "
+                f"{row['all_drawn_s']:.2f} s, {row['raw_bytes'] / 1e6:.2f} MB "
+                f"({row['gzip_bytes'] / 1e6:.2f} MB gzip)",
+                flush=True,
+            )
+        browser.close()
     intro = rows[0]["first_screen_s"]
     for row in rows:
         row["first_screen_over_intro"] = round(row["first_screen_s"] / intro, 2)

@@ -227,3 +227,110 @@ def test_icons_the_theme_stylesheet_draws_itself_are_kept():
         '.x:after{content:"\\f107"}'
     )
     assert css_icon_codepoints(css) == {0xF05A, 0xF107}
+
+
+# --------------------------------------------------------------------------- page speed
+def test_compact_numbers_keeps_every_value_and_type_javascript_sees():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from bookext.plotly_mime import compact_numbers
+
+    leaves = st.floats(allow_nan=False, allow_infinity=False) | st.integers() | st.text()
+    values = st.recursive(
+        leaves, lambda kids: st.lists(kids) | st.dictionaries(st.text(), kids), max_leaves=20
+    )
+
+    @given(values)
+    def check(value):
+        # JSON round trip: the same numbers (JavaScript has one number type), never longer.
+        before = json.dumps(value)
+        after = json.dumps(compact_numbers(value))
+        assert json.loads(after) == json.loads(before)
+        assert len(after) <= len(before)
+
+    check()
+    assert json.dumps(compact_numbers({"x": [0.0, 1.0, -2.0, 0.25, 1e300]})) == (
+        '{"x": [0, 1, -2, 0.25, 1e+300]}'
+    )
+
+
+def test_figure_html_writes_whole_numbers_without_a_decimal_point():
+    fig = _figure()
+    fig["data"][0]["y"] = [2.0, 2.5, 3.0]
+    payload = figure_html(fig, "f").split('data-target="f">')[1].split("</script>")[0]
+    assert '"y":[2,2.5,3]' in payload
+
+
+HEAD = """<html><head>
+<script src="../_static/documentation_options.js?v=1"></script>
+<script src="../_static/doctools.js?v=2"></script>
+<script async="async" src="../_static/sphinx-thebe.js?v=3"></script>
+<script defer="defer" src="../_static/bookplot.js?v=4"></script>
+<script>DOCUMENTATION_OPTIONS.pagename = 'x';</script>
+<link rel="stylesheet" type="text/css" href="../_static/sphinx-design.min.css?v=5" />
+<script data-sd-tabs-storage-prefix="p" src="../_static/design-tabs.js?v=6"></script>
+<script src="../_static/searchtools.js"></script>
+<script src="../_static/language_data.js"></script>
+<script src="../searchindex.js"></script>
+</head><body><p class="x">text</p><script src="late.js"></script></body></html>"""
+
+
+def test_rewrite_head_defers_scripts_and_drops_what_the_page_does_not_use():
+    from bookext.pagespeed import rewrite_head
+
+    out = rewrite_head(HEAD, "chapters/x")
+    head = out.split("</head>")[0]
+    # Parser-blocking scripts become defer, in their order; the one inline scripts use stays.
+    assert '<script src="../_static/documentation_options.js?v=1">' in head
+    assert '<script defer src="../_static/doctools.js?v=2">' in head
+    assert '<script async="async" src="../_static/sphinx-thebe.js?v=3">' in head
+    assert head.count("bookplot.js") == 1 and "defer defer" not in head
+    # No search index and no sphinx-design on a page that uses neither.
+    for gone in (
+        "searchtools.js",
+        "language_data.js",
+        "searchindex.js",
+        "sphinx-design",
+        "design-",
+    ):
+        assert gone not in head, gone
+    # The body is untouched; a second pass changes nothing.
+    assert out.split("</head>")[1] == HEAD.split("</head>")[1]
+    assert rewrite_head(out, "chapters/x") == out
+
+
+def test_rewrite_head_keeps_the_search_index_on_the_search_page_and_design_where_used():
+    from bookext.pagespeed import rewrite_head
+
+    search = rewrite_head(HEAD, "search")
+    assert "searchindex.js" in search and "searchtools.js" in search
+    designed = rewrite_head(HEAD.replace('class="x"', 'class="sd-card x"'), "chapters/x")
+    assert "sphinx-design.min.css" in designed and "design-tabs.js" in designed
+
+
+def test_early_theme_script_matches_the_theme_rules():
+    from bookext.pagespeed import EARLY_THEME
+
+    # The reader's saved mode, "auto" otherwise, resolved through prefers-color-scheme.
+    for needle in ("localStorage.getItem('mode')", "m='auto'", "prefers-color-scheme: dark"):
+        assert needle in EARLY_THEME
+
+
+def test_trim_css_keeps_what_the_site_may_use_and_drops_the_rest():
+    from bookext.pagespeed import trim_css
+
+    css = (
+        '@charset "UTF-8";.used{a:1}.unused{b:2}.used,.unused .used{c:3}'
+        "img:not(.unused,.other){d:4}div{e:5}"
+        "@media (min-width:1px){.unused{f:6}.used>.x{g:7}}"
+        "@media print{.unused{h:8}}@font-face{font-family:X}"
+        "html[data-theme=dark] .used:hover{i:9}"
+    )
+    out = trim_css(css, {"used", "x"})
+    assert out == (
+        '@charset "UTF-8";.used{a:1}.used{c:3}img:not(.unused,.other){d:4}div{e:5}'
+        "@media (min-width:1px){.used>.x{g:7}}@font-face{font-family:X}"
+        "html[data-theme=dark] .used:hover{i:9}"
+    )
+    assert trim_css(out, {"used", "x"}) == out

@@ -5,8 +5,39 @@
 // first screen is ready sooner and a long chapter does not draw figures nobody has scrolled to yet.
 // Its height is reserved in the HTML (style="height: ...px"), so drawing never moves the text.
 // Each drawn figure gets data-drawn="1" and fires a "bookplot:drawn" event on its div.
+//
+// plotly.js (1.5 MB, about half a second of the main thread to compile and run) is not a script of
+// the page: this loads it, from the URL in this script's data-plotly attribute (relative to this
+// script), once the page has been parsed (an async script added then runs after DOMContentLoaded):
+// the text and math of the first screen never wait for it.
 (function () {
   "use strict";
+
+  var me = document.currentScript;
+  var plotlyUrl = me && me.dataset.plotly ? new URL(me.dataset.plotly, me.src).href : null;
+  var plotlyReady = null;
+
+  // A promise of window.Plotly, loading plotly.js once.
+  function loadPlotly() {
+    if (plotlyReady) return plotlyReady;
+    plotlyReady = new Promise(function (resolve, reject) {
+      if (window.Plotly || !plotlyUrl) {
+        resolve(window.Plotly);
+        return;
+      }
+      var s = document.createElement("script");
+      s.src = plotlyUrl;
+      s.async = true;
+      s.onload = function () {
+        resolve(window.Plotly);
+      };
+      s.onerror = function () {
+        reject(new Error("bookplot: could not load " + plotlyUrl));
+      };
+      document.head.appendChild(s);
+    });
+    return plotlyReady;
+  }
 
   // Start drawing when a figure is within about one screen of the viewport.
   var MARGIN = "100% 0px 100% 0px";
@@ -78,7 +109,9 @@
     });
     var config = { responsive: true, displaylogo: false, showLink: false };
     var drawnTheme = document.documentElement.dataset.theme;
-    Plotly.newPlot(div, fig.data, layout, config).then(function () {
+    loadPlotly().then(function () {
+      return Plotly.newPlot(div, fig.data, layout, config);
+    }).then(function () {
       return fig.frames && fig.frames.length ? Plotly.addFrames(div, fig.frames) : null;
     }).then(function () {
       delete div.dataset.drawing;
@@ -91,6 +124,10 @@
 
   function start() {
     var divs = Array.prototype.slice.call(document.querySelectorAll(".bookplot-graph"));
+    if (!divs.length) return;
+    // Start loading plotly.js now, after the page is parsed: it runs once it has arrived, after
+    // DOMContentLoaded, and is ready by the time the reader scrolls to the first figure.
+    loadPlotly();
     if (!("IntersectionObserver" in window)) {
       divs.forEach(draw);
       return;
@@ -108,6 +145,29 @@
     );
     divs.forEach(function (div) {
       observer.observe(div);
+    });
+    // reading.css lets the browser skip sections far from the screen (content-visibility: auto);
+    // a figure inside a skipped section is not observed, so its sections are rendered one screen
+    // before they arrive and the figure's own observer then sees it.
+    var sections = [];
+    divs.forEach(function (div) {
+      for (var s = div.parentElement; s; s = s.parentElement) {
+        if (s.tagName === "SECTION" && sections.indexOf(s) < 0) sections.push(s);
+      }
+    });
+    var near = new IntersectionObserver(
+      function (entries) {
+        entries.forEach(function (entry) {
+          if (entry.isIntersecting) {
+            near.unobserve(entry.target);
+            entry.target.classList.add("bookplot-near");
+          }
+        });
+      },
+      { rootMargin: MARGIN }
+    );
+    sections.forEach(function (s) {
+      near.observe(s);
     });
     // Printing shows every figure.
     window.addEventListener("beforeprint", function () {

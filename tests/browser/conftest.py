@@ -9,15 +9,13 @@ offline.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import shutil
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+
+from bookext.localsite import CHROMIUM_ARGS, VIEWPORT, find_chromium, serve_site
 
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_SITE lets a second build (e.g. jupyter-book build . --path-output /tmp/x) be tested.
@@ -26,29 +24,14 @@ NO_SITE = (
     f"no built site at {SITE}: build the site first (`make build-strict`), or set $BOOK_SITE to "
     "a built site's html folder"
 )
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def chromium_path() -> str:
-    path = (
-        os.environ.get("CHROMIUM")
-        or shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or "/usr/bin/chromium"
-    )
-    if not Path(path).is_file():
+    path = find_chromium()
+    if path is None:
         pytest.fail(
-            f"Chromium not found at {path}: install Debian's chromium (apt-get install chromium) "
-            "or set $CHROMIUM; `make test` does this for you when run as root."
+            "Chromium not found: install Debian's chromium (apt-get install chromium) or set "
+            "$CHROMIUM; `make test` does this for you when run as root."
         )
     return path
 
@@ -77,22 +60,12 @@ def pytest_runtest_setup(item):
         pytest.fail(NO_SITE, pytrace=False)
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
 @pytest.fixture(scope="session")
 def site_url():
     if not (SITE / "intro.html").is_file():
         pytest.fail(NO_SITE, pytrace=False)
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_site(SITE) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -100,7 +73,9 @@ def browser():
     from playwright import sync_api  # a pinned requirement: a failed import fails, never skips
 
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), args=list(CHROMIUM_ARGS)
+        )
         yield browser
         browser.close()
 
@@ -109,9 +84,7 @@ class PageRecorder:
     """A browser page that records console errors, page errors and requests that leave the site."""
 
     def __init__(self, browser, site_url: str, color_scheme: str = "light"):
-        self.context = browser.new_context(
-            viewport={"width": 1280, "height": 900}, color_scheme=color_scheme
-        )
+        self.context = browser.new_context(viewport=VIEWPORT, color_scheme=color_scheme)
         self.page = self.context.new_page()
         self.console_errors: list[str] = []
         self.external_requests: list[str] = []

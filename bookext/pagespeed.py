@@ -1,0 +1,221 @@
+"""A chapter page readable sooner: nothing in ``<head>`` holds the parser up (Sphinx extension).
+
+Measured with the benchmark's page-load section (``python -m bench.run --only pages``) and Chromium's
+trace of a cold visit, a chapter page spent its first second on three things besides its own HTML:
+
+- **scripts that block the parser**: Sphinx, the theme and their extensions write plain
+  ``<script src>`` tags in ``<head>``; the browser stops parsing the page until each has arrived
+  and run. Here every such script becomes ``defer`` (they still run in the same order, before
+  ``DOMContentLoaded``, and each already waits for the DOM), except ``documentation_options.js``,
+  which the inline scripts right after it use at once (a few hundred bytes).
+- **the search index on every page**: pydata-sphinx-theme loads ``searchtools.js``,
+  ``language_data.js`` and ``searchindex.js`` (0.2 MB) on every page for its search-as-you-type
+  box, which this book leaves off (``search_as_you_type`` is false, so the theme's script never
+  uses them). The search field sends the reader to ``search.html``, which loads its own copy; the
+  other pages no longer load it.
+- **unused CSS**: the theme's stylesheet (0.31 MB, Bootstrap included) is cut, in the built copy,
+  to the rules for classes some page or script of the site names (:func:`trim_css`).
+- **sphinx-design's assets on pages that use none of it**: its stylesheet (55 kB) and tab script
+  stay only on a page with an ``sd-`` component.
+- **a second full style pass**: the theme's script resolves the reader's light/dark choice ("auto"
+  becomes light or dark) after the page is parsed and restyles the whole page. A small inline
+  script in ``<head>`` resolves it exactly as the theme does before the body is parsed, so the
+  theme's later assignment changes nothing.
+
+plotly.js is no longer a ``<script>`` of the page at all: ``bookplot.js`` loads it once the page is
+parsed (see :mod:`bookext.plotly_mime`). And ``reading.css`` lets the browser skip styling and
+laying out the sections far below the screen (``content-visibility: auto``).
+
+The built pages are rewritten at the end of the build (idempotent: a page already rewritten is
+left as it is); the theme's templates are not forked.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+# Scripts the inline scripts after them use while the page is parsed: they stay blocking.
+KEEP_BLOCKING = ("documentation_options.js",)
+SEARCH_SCRIPTS = ("_static/searchtools.js", "_static/language_data.js", "searchindex.js")
+# pydata-sphinx-theme 0.17 (assets/scripts/pydata-sphinx-theme.js, setTheme): the reader's saved
+# mode, else the page's default mode; "auto" (or anything unknown) follows prefers-color-scheme.
+EARLY_THEME = (
+    "(function(){var d=document.documentElement,m=localStorage.getItem('mode')||"
+    "document.documentElement.dataset.mode||'';if(m!=='light'&&m!=='dark')m='auto';"
+    "d.dataset.mode=m;d.dataset.theme=m==='auto'?(matchMedia('(prefers-color-scheme: dark)')"
+    ".matches?'dark':'light'):m;})();"
+)
+
+_HEAD = re.compile(r"<head>.*?</head>", re.S)
+# sphinx-design (loaded by Jupyter Book on every page): its stylesheet and tab script, needed only
+# by a page that uses one of its components (their classes start with "sd-").
+_USES_DESIGN = re.compile(r'class="(?:[^"]* )?sd-')
+_DESIGN_ASSET = re.compile(
+    r'[ \t]*<(?:link[^>]*href="[^"]*sphinx-design[^"]*\.css[^"]*"[^>]*/?>'
+    r'|script[^>]*src="[^"]*design-tabs\.js[^"]*"[^>]*></script>)\n?'
+)
+_SCRIPT_SRC = re.compile(
+    r'<script(?P<attrs>(?: [^>]*?)?) src="(?P<src>[^"]+)"(?P<rest>[^>]*)></script>'
+)
+
+
+def _search_script(src: str) -> bool:
+    path = src.split("?")[0]
+    return any(path.endswith(name) and not path.endswith("_" + name) for name in SEARCH_SCRIPTS)
+
+
+def rewrite_head(html: str, pagename: str) -> str:
+    """``html`` with its head scripts deferred and, except on the search page, no search index."""
+    head = _HEAD.search(html)
+    if head is None:
+        return html
+
+    def script(match: re.Match) -> str:
+        tag, attrs, src = (
+            match.group(0),
+            match.group("attrs") + match.group("rest"),
+            match.group("src"),
+        )
+        if pagename != "search" and _search_script(src):
+            return ""
+        if re.search(r"\b(?:defer|async)\b", attrs) or any(k in src for k in KEEP_BLOCKING):
+            return tag
+        if re.search(r'\btype="(?!text/javascript)', attrs):
+            return tag  # a module or data block: left alone
+        return tag.replace("<script", "<script defer", 1)
+
+    new_head = _SCRIPT_SRC.sub(script, head.group(0))
+    if not _USES_DESIGN.search(html, head.end()):
+        new_head = _DESIGN_ASSET.sub("", new_head)
+    # Blank lines left where the search scripts were.
+    new_head = re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n", new_head)
+    return html[: head.start()] + new_head + html[head.end() :]
+
+
+def _pagename(site: Path, page: Path) -> str:
+    return page.relative_to(site).with_suffix("").as_posix()
+
+
+def rewrite_site(site: Path) -> int:
+    """Rewrite every page of the built site in place; returns how many changed."""
+    changed = 0
+    for page in site.rglob("*.html"):
+        if page.relative_to(site).parts[0] in ("_static", "_sources"):
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = rewrite_head(text, _pagename(site, page))
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed += 1
+    return changed
+
+
+# The theme's one big stylesheet (Bootstrap and the theme, 0.31 MB): its rules for classes that no
+# page and no script of the site names are cut from the built copy.
+THEME_CSS = ("styles/pydata-sphinx-theme.css",)
+_CLASS_IN_SELECTOR = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
+# A selector inside these may match elements *without* a class, so it is always kept.
+_FUNCTIONAL = re.compile(r":(?:not|is|where|has|matches|-webkit-any)\(")
+
+
+def site_names(site: Path) -> set[str]:
+    """Every class a built page names, and every identifier-like word in the site's scripts.
+
+    Scripts add classes at run time (Bootstrap's ``show``, the theme's ``dropdown-menu-dark``), so
+    every word in every script counts as a class that may be used: the trim errs on keeping.
+    """
+    names: set[str] = set()
+    for page in site.rglob("*.html"):
+        for classes in re.findall(
+            r'class="([^"]*)"', page.read_text(encoding="utf-8", errors="replace")
+        ):
+            names.update(classes.split())
+    for script in site.rglob("*.js"):
+        names.update(
+            re.findall(r"[A-Za-z_][\w-]*", script.read_text(encoding="utf-8", errors="replace"))
+        )
+    return names
+
+
+def _selectors(prelude: list) -> list[str]:
+    """A rule's selector list, split at its top-level commas (not those inside ``:not(a, b)``)."""
+    import tinycss2
+
+    parts: list[list] = [[]]
+    for token in prelude:
+        if token.type == "literal" and token.value == ",":
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return [tinycss2.serialize(part).strip() for part in parts]
+
+
+def trim_css(css: str, names: set[str]) -> str:
+    """``css`` without the selectors that need a class outside ``names`` (rules left empty go).
+
+    Only plain class selectors decide: a selector with ``:not()``, ``:is()``, ``:where()`` or
+    ``:has()`` is kept whole, and at-rules other than ``@media``/``@supports`` (fonts, keyframes,
+    layers) are kept as they are.
+    """
+    import tinycss2
+
+    def keep(selector: str) -> bool:
+        if _FUNCTIONAL.search(selector):
+            return True
+        return all(c in names for c in _CLASS_IN_SELECTOR.findall(selector))
+
+    def rules(nodes: list) -> str:
+        out = []
+        for node in nodes:
+            if node.type == "qualified-rule":
+                selectors = _selectors(node.prelude)
+                kept = [s for s in selectors if keep(s)]
+                if kept:
+                    out.append(",".join(kept) + "{" + tinycss2.serialize(node.content) + "}")
+            elif (
+                node.type == "at-rule"
+                and node.content is not None
+                and node.lower_at_keyword
+                in (
+                    "media",
+                    "supports",
+                )
+            ):
+                inner = rules(tinycss2.parse_rule_list(node.content, skip_comments=True))
+                if inner:
+                    out.append(f"@{node.at_keyword}{tinycss2.serialize(node.prelude)}{{{inner}}}")
+            elif node.type in ("at-rule", "qualified-rule"):
+                out.append(node.serialize())
+        return "".join(out)
+
+    return rules(tinycss2.parse_stylesheet(css, skip_comments=True))
+
+
+def trim_theme_css(site: Path) -> None:
+    """Trim the built copies of the theme's stylesheets to what the site can use."""
+    names = site_names(site)
+    for rel in THEME_CSS:
+        path = site / "_static" / rel
+        if path.is_file():
+            path.write_text(trim_css(path.read_text(encoding="utf-8"), names), encoding="utf-8")
+
+
+def _on_builder_inited(app: Any) -> None:
+    if app.builder.format == "html":
+        # Before every other script: it runs while <head> is parsed, before the body is styled.
+        app.add_js_file(None, body=EARLY_THEME, priority=1)
+
+
+def _on_build_finished(app: Any, exception: Exception | None) -> None:
+    if exception is None and app.builder.format == "html":
+        rewrite_site(Path(app.outdir))
+        trim_theme_css(Path(app.outdir))
+
+
+def setup(app: Any) -> dict:
+    app.connect("builder-inited", _on_builder_inited)
+    # After bookext.theme_options has cut the stylesheet's icon rules (priority 500).
+    app.connect("build-finished", _on_build_finished, priority=800)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
