@@ -45,12 +45,11 @@ from lib._checks import (
     check_base,
     check_choice,
     check_even,
-    check_floating,
     check_int,
     check_positive_float,
     check_positive_int,
 )
-from lib.rope import rope_inv_freq
+from lib.rope import rope_inv_freq, rope_wavelengths
 
 __all__ = [
     "REAL_CONFIGS",
@@ -675,7 +674,8 @@ def critical_dimension(d_head: int, base: float, train_len: int) -> int:
 def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """Wavelength of each pair in tokens: the distance over which its angle turns a full circle.
 
-    The quantity YaRN and Llama 3.1 compare with the training length; computed in float64.
+    The quantity YaRN and Llama 3.1 compare with the training length: :func:`lib.rope.rope_wavelengths`
+    (computed in float64) returned in float32, the dtype of the scaled frequencies.
 
     Equation:
         λ_i = 2π / θ_i
@@ -688,7 +688,7 @@ def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
 
     Raises:
         TypeError: ``inv_freq`` is not a floating tensor.
-        ValueError: an entry is <= 0.
+        ValueError: an entry is <= 0 or not finite.
 
     Shapes:
         inv_freq: [d_half] (any shape) -> same shape
@@ -696,10 +696,7 @@ def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     References:
         Su et al., RoFormer, arXiv:2104.09864; Peng et al., YaRN, arXiv:2309.00071.
     """
-    check_floating("inv_freq", inv_freq)
-    if not bool((inv_freq > 0).all()):
-        raise ValueError("inv_freq must be > 0 everywhere to have a finite wavelength")
-    return (2 * math.pi / inv_freq.to(torch.float64)).to(torch.float32)
+    return rope_wavelengths(inv_freq).to(torch.float32)
 
 
 # --------------------------------------------------------------------------------------------------
