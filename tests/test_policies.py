@@ -401,15 +401,6 @@ DIALECT_PENDING: set[str] = {
     "lib.mrope",
     "lib.relative",
     "lib.tiny_lm",
-    "lib.viz.contextual",
-    "lib.viz.core",
-    "lib.viz.lab",
-    "lib.viz.learned",
-    "lib.viz.rope",
-    "lib.viz.sinusoidal",
-    "lib.viz.static",
-    "lib.viz.static_embeddings",
-    "lib.viz.tying",
     "lib.word2vec",
 }
 

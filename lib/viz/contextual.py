@@ -40,8 +40,21 @@ token_cosines = cosine_matrix
 def layer_labels(n_layers: int) -> list[str]:
     """Names of the ``n_layers + 1`` hidden states: ``["0 (embeddings)", "1", ..., "n_layers"]``.
 
-    Index 0 is the embedding layer's output (Devlin et al. 2019, arXiv:1810.04805), index l >= 1 the
-    output of transformer layer l, as in ``transformers``' ``output_hidden_states``.
+    Index 0 is the embedding layer's output, index l >= 1 the output of transformer layer l, as in
+    ``transformers``' ``output_hidden_states``.
+
+    Args:
+        n_layers: the number of transformer layers L, an int >= 0.
+
+    Returns:
+        ``L + 1`` labels, index 0 first.
+
+    Raises:
+        TypeError: ``n_layers`` is not an int.
+        ValueError: ``n_layers < 0``.
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     n_layers = check_int("n_layers", n_layers, minimum=0)
     return ["0 (embeddings)"] + [str(layer) for layer in range(1, n_layers + 1)]
@@ -70,15 +83,30 @@ def layer_similarity_figure(
     hidden states at layer l of pair p (e.g. the word "bank" in two sentences). Each group is drawn
     as its mean over pairs (line and markers) with a shaded band from its minimum to its maximum;
     ``references`` are single curves ``[n_layers + 1]`` drawn dashed (e.g. the static lookup, whose
-    cosine is 1 at every layer). Layer 0 is the embedding layer's output (Devlin et al. 2019, arXiv:1810.04805).
+    cosine is 1 at every layer). Layer 0 is the embedding layer's output.
+
+    Equation:
+        cos(h_l^a, h_l^b) = h_l^a · h_l^b / (‖h_l^a‖ ‖h_l^b‖); a group's line is the mean over its
+        pairs p, its band [min_p, max_p].
+
+    Args:
+        groups: ``{name: [n_pairs, L + 1] cosines}``, one band and mean line per group.
+        references: ``{name: [L + 1] cosines}``, each drawn as one dashed line.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with two traces per group (band, mean line) and one per reference.
 
     Raises:
         TypeError: not a mapping, or a value is not a floating tensor.
         ValueError: empty ``groups``, wrong shapes, more groups and references than colours.
 
     Shapes:
-        every ``groups`` value ``[n_pairs, L + 1]`` (same L + 1 for all), every ``references``
-        value ``[L + 1]``.
+        groups[name]: [n_pairs, L + 1] (same L + 1 for all)
+        references[name]: [L + 1]
+
+    References:
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     if not isinstance(groups, Mapping) or not groups:
         raise TypeError(

@@ -77,6 +77,16 @@ def rounded(values: torch.Tensor | np.ndarray | Sequence[float], digits: int = S
     Rounding to significant digits (not decimals) keeps tiny and huge values meaningful; the result is
     what a figure stores, so two CPUs that differ in the last bits of a float32 give the same JSON.
     Non-finite values pass through unchanged.
+
+    Equation:
+        for finite v ≠ 0, with s = 10^(digits − 1 − ⌊log10 |v|⌋): round(v) = round(v · s) / s
+
+    Args:
+        values: a tensor (detached, moved to the CPU), array or sequence of numbers.
+        digits: the significant digits kept (default :data:`SIGNIFICANT_DIGITS`).
+
+    Returns:
+        A new float64 numpy array, shape of ``values``, with ``-0.0`` turned into ``0.0``.
     """
     if isinstance(values, torch.Tensor):
         array = values.detach().to(torch.float64).cpu().numpy()
@@ -345,6 +355,30 @@ def heatmap_slider(
 
     ``matrices[k]`` is a 2-D array ``[rows, cols]``. One shared colour range (``zmin``/``zmax``, or
     symmetric about ``zmid``) keeps the steps comparable.
+
+    Args:
+        matrices: one 2-D matrix per slider step (rounded with :func:`rounded`; NaN and ±inf
+            become gaps).
+        labels: the slider's label for each step.
+        prefix: text shown before the current label.
+        x, y: column and row coordinates, or None for 0, 1, 2, ...
+        x_title, y_title: the axis titles.
+        colorscale: a plotly colour scale (default the book's diverging one).
+        zmid: the centre of a symmetric colour range, used when ``zmin`` or ``zmax`` is None;
+            None: the finite data's minimum and maximum.
+        zmin, zmax: a fixed colour range (both must be given to be used).
+        hover: the heatmaps' ``hovertemplate``.
+        active: the step shown first.
+
+    Returns:
+        A figure with one heatmap per step and one slider, the y axis reversed.
+
+    Raises:
+        ValueError: a matrix is not 2-D, or the steps, ``labels`` and ``active`` do not agree (see
+            :func:`slider_figure`).
+
+    Shapes:
+        matrices[k]: [rows, cols]
     """
     arrays = [rounded(m) for m in matrices]
     if any(a.ndim != 2 for a in arrays):

@@ -71,9 +71,16 @@ def comparison_markdown(rows: Sequence[Mapping[str, str]], columns: Sequence[str
     Each row must have a value for every column; ``|`` inside a value is escaped and newlines become
     spaces, so a cell can never break the table. Display it with ``IPython.display.Markdown``.
 
+    Args:
+        rows: one mapping ``{column: cell text}`` per table row.
+        columns: the column names, in order; they make the header row.
+
+    Returns:
+        The table, lines joined with ``"\\n"``.
+
     Raises:
-        ValueError: ``columns`` is empty or a row lacks a column.
         TypeError: a cell is not a string.
+        ValueError: ``columns`` is empty or a row lacks a column.
     """
     if not columns:
         raise ValueError("columns must name at least one column")

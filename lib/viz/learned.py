@@ -47,12 +47,29 @@ def similarity_window_slider(
     view). The colour scale is fixed to [−1, 1], diverging around 0, so steps compare; axes carry
     the true positions (0 at the top). Values keep ``digits`` significant digits (default 3).
 
+    Equation:
+        cos(P[p], P[q]) = P[p]·P[q] / (‖P[p]‖ ‖P[q]‖)
+
+    Args:
+        table: the position table ``P``, one row per position.
+        windows: ``(start, stop)`` pairs, one slider step each.
+        overview_stride: the stride ``s`` of a last, zoomed-out step, or None for no such step.
+        active: the step shown first.
+        digits: significant digits the drawn cosines keep, >= 1.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one heatmap per step and one slider.
+
     Raises:
-        TypeError / ValueError: ``table`` not a 2-D floating tensor, an empty or out-of-range
-        window, ``overview_stride < 1``, ``active`` out of range.
+        TypeError: ``table`` is not a floating tensor, or a window bound, ``overview_stride``,
+            ``digits`` or ``active`` is not an int.
+        ValueError: ``table`` is not 2-D, an empty or out-of-range window, ``overview_stride < 1``,
+            ``digits < 1``, ``active`` out of range.
 
     Shapes:
-        ``table: [L, d]``; windows must satisfy ``0 <= start < stop <= L``.
+        table: [L, d]
+        windows: each 0 <= start < stop <= L
     """
     table = check_floating("table", table)
     if table.dim() != 2:
@@ -113,11 +130,23 @@ def offset_similarity_curves(
 ) -> go.Figure:
     """Mean cosine similarity against offset ``k``, one line per table.
 
-    ``curves[name]`` is ``[K + 1]`` (offsets 0 … K), e.g. from :func:`lib.similarity.mean_similarity_by_offset`.
-    Lines take Okabe–Ito colours in order; a dotted zero line marks "unrelated".
+    ``curves[name]`` holds offsets 0 … K, e.g. from
+    :func:`lib.similarity.mean_similarity_by_offset`. Lines take Okabe–Ito colours in order; a
+    dotted zero line marks "unrelated".
+
+    Args:
+        curves: ``{table name: [K + 1] mean cosines}``, one line each.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one line per curve and a dotted line at 0.
 
     Raises:
+        TypeError: a curve is not a floating tensor.
         ValueError: ``curves`` is empty or a curve is not 1-D.
+
+    Shapes:
+        curves[name]: [K + 1]
     """
     if not isinstance(curves, Mapping) or not curves:
         raise ValueError(
@@ -163,18 +192,33 @@ def components_slider(
 ) -> go.Figure:
     """Principal component ``j`` of a position table against position, one slider step per ``j``.
 
-    ``scores``/``share`` come from :func:`lib.similarity.principal_components`; row ``r`` of ``scores`` is
-    position ``first + r``. Each step's title gives the component's share of the variance and, if
-    ``periods`` is given, its dominant period in positions. With ``zoom = m`` a right-hand panel
-    repeats the first ``m`` positions, where fast waves are visible. One y-range serves every step
-    and both panels.
+    ``scores``/``share`` come from :func:`lib.similarity.principal_components`; row ``r`` of
+    ``scores`` is position ``first + r``. Each step's title gives the component's share of the
+    variance and, if ``periods`` is given, its dominant period in positions. With ``zoom = m`` a
+    right-hand panel repeats the first ``m`` positions, where fast waves are visible. One y-range
+    serves every step and both panels.
+
+    Args:
+        scores: the positions' coordinates on the principal components, one column per component.
+        share: each component's share of the variance.
+        first: the position of row 0 of ``scores``.
+        periods: each component's dominant period in positions, or None to leave it out.
+        zoom: the number ``m`` of first positions the right-hand panel repeats, or None for no panel.
+        active: the component shown first.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with the traces of one component per step and one slider.
 
     Raises:
-        TypeError / ValueError: shapes do not match, ``first < 0``, ``zoom < 2``, ``active`` out of
-        range.
+        TypeError: ``scores`` or ``share`` is not a floating tensor, or ``first``, ``zoom`` or
+            ``active`` is not an int.
+        ValueError: shapes do not match, ``first < 0``, ``zoom < 2``, ``active`` out of range.
 
     Shapes:
-        ``scores: [L', n]``, ``share: [n]``, ``periods``: n numbers.
+        scores: [L', n]
+        share: [n]
+        periods: n numbers
     """
     scores = check_floating("scores", scores)
     share = check_floating("share", share)

@@ -102,18 +102,31 @@ def wavelength_figure(
 ) -> go.Figure:
     """RoPE's per-pair speed θ_i (left) and wavelength 2π/θ_i in tokens (right), log scales.
 
+    One line per entry of ``inv_freqs`` (e.g. base 10,000 and 500,000); ``context_lengths`` adds
+    dotted horizontal reference lines to the wavelength panel.
+
     Equation:
-        ``θ_i = base^(−2i/d_head)`` radians per token and ``λ_i = 2π/θ_i`` tokens per full
-        turn, for ``i = 0 … d_head/2 − 1`` (Su et al. 2021, arXiv:2104.09864, eq. 15). One line per
-        entry of ``inv_freqs`` (e.g. base 10,000 and 500,000); ``context_lengths`` adds dotted
-        horizontal reference lines to the wavelength panel.
+        θ_i = base^(−2i/d_head) radians per token, λ_i = 2π/θ_i tokens per full turn,
+        for i = 0 … d_head/2 − 1
+
+    Args:
+        inv_freqs: ``{name: θ}``, the inverse frequencies of one RoPE each (e.g.
+            :func:`lib.rope.rope_inv_freq`).
+        context_lengths: ``{label: tokens}``, one dotted line each on the wavelength panel.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A two-panel figure with one line per entry of ``inv_freqs`` in each panel.
 
     Raises:
         TypeError / ValueError: not a non-empty mapping of positive 1-D tensors; a context length
             that is not a positive int.
 
     Shapes:
-        ``inv_freqs[name]: [d_head // 2]`` (e.g. :func:`lib.rope.rope_inv_freq`), values > 0.
+        inv_freqs[name]: [d_head // 2], values > 0
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864, eq. 15.
     """
     series = {
         str(k): _array(f"inv_freqs[{k!r}]", v, 1, "1-D [d_head // 2]")
@@ -297,21 +310,38 @@ def rotation_snapshot(
 ) -> go.Figure:
     """The rotation diagram frozen at position m = ``step``: one unit circle per pair, side by side.
 
+    Each panel draws the pair at position m as an arrow, the pair at every earlier position as
+    faint dots, position 0 as a dashed arrow, and the turned angle ``m·θ_i`` in radians and turns.
+    This is the pure parameters -> figure builder that :func:`rotation_diagram` animates and that
+    an ipywidgets control can call with any position.
+
     Equation:
-        pair i of a query at position m is ``R(m θ_i) (x_a, x_b)``, a turn by ``m θ_i``,
-        θ_i = base^(−2i/d_head) (Su et al. 2021, arXiv:2104.09864, eq. 13–15). Each panel draws the
-        pair at position m as an arrow, the pair at every earlier position as faint dots, position 0
-        as a dashed arrow, and the turned angle ``m·θ_i`` in radians and turns. This is the pure
-        parameters -> figure builder that :func:`rotation_diagram` animates and that an ipywidgets
-        control can call with any position.
+        pair i of a query at position m is R(m θ_i) (x_a, x_b), a turn by m θ_i,
+        θ_i = base^(−2i/d_head)
+
+    Args:
+        points: the rotated pair of each panel at every position (column m: position m, e.g.
+            from :func:`lib.rope.apply_rope`).
+        angles: the angles ``m·θ_i`` (e.g. from :func:`lib.rope.rope_angles`).
+        titles: one panel title per pair.
+        step: the position m drawn.
+        colours: one colour per pair (default :data:`BAND_COLOURS`, in turn).
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one unit-circle panel per pair.
 
     Raises:
         TypeError / ValueError: shapes do not match, ``step`` out of range, wrong label counts.
 
     Shapes:
-        ``points: [n_pairs, n_positions, 2]`` (column m: the rotated pair at position m, e.g.
-        from :func:`lib.rope.apply_rope`), ``angles: [n_pairs, n_positions]`` (``m·θ_i``, e.g. from
-        :func:`lib.rope.rope_angles`), ``titles``: one per pair; ``0 <= step < n_positions``.
+        points: [n_pairs, n_positions, 2]
+        angles: [n_pairs, n_positions]
+        titles, colours: n_pairs labels
+        step: 0 <= step < n_positions
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864, eq. 13–15.
     """
     fig, *_ = _panels(points, angles, titles, step, colours, "step")
     fig = apply_theme(fig, caption=caption, alt=alt, height=420)
@@ -332,20 +362,36 @@ def rotation_diagram(
 ) -> go.Figure:
     """THE rotation diagram: pairs turning at their own speeds, with a position slider and Play.
 
+    Typically three panels, a fast, a medium and a slow pair ("frequency bands"). The slider picks
+    the position m: one plotly frame per position, so the Play button animates it and the slider
+    works on a static page. Every frame shows exactly what :func:`rotation_snapshot` draws at that
+    step (it only restyles the dots' opacity, the arrow and the read-out).
+
     Equation:
-        pair i at position m is turned by ``m θ_i``, θ_i = base^(−2i/d_head) (Su et al.
-        2021, arXiv:2104.09864, eq. 13–15). Typically three panels, a fast, a medium and a slow pair
-        ("frequency bands"). The slider picks the position m: one plotly frame per position, so the
-        Play button animates it and the slider works on a static page. Every frame shows exactly
-        what :func:`rotation_snapshot` draws at that step (it only restyles the dots' opacity, the
-        arrow and the read-out).
+        pair i at position m is turned by m θ_i, θ_i = base^(−2i/d_head)
+
+    Args:
+        points: as :func:`rotation_snapshot`.
+        angles: as :func:`rotation_snapshot`.
+        titles: one panel title per pair.
+        active: the position shown first.
+        frame_ms: milliseconds per frame when playing, a positive int.
+        colours: one colour per pair (default :data:`BAND_COLOURS`, in turn).
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        The figure of :func:`rotation_snapshot` at ``active`` with one frame per position, a
+        position slider and Play/Pause buttons.
 
     Raises:
         TypeError / ValueError: as :func:`rotation_snapshot`; ``frame_ms`` not a positive int.
 
     Shapes:
-        as :func:`rotation_snapshot`: ``points: [n_pairs, n_positions, 2]``,
-        ``angles: [n_pairs, n_positions]``; positions are ``0 … n_positions − 1``.
+        points: [n_pairs, n_positions, 2]
+        angles: [n_pairs, n_positions]; positions are 0 … n_positions − 1
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864, eq. 13–15.
     """
     if isinstance(frame_ms, bool) or not isinstance(frame_ms, int) or frame_ms < 1:
         raise ValueError(f"frame_ms must be a positive int (milliseconds), got {frame_ms!r}")
@@ -419,23 +465,37 @@ def rotation_explorer(
 ) -> go.Figure:
     """One unit circle with two independent sliders: the position m and the pair index i.
 
-    Equation:
-        pair i at position m is turned by ``m θ_i``, θ_i = base^(−2i/d_head) (Su et al.
-        2021, arXiv:2104.09864).
-
     How two sliders coexist on a static page: plotly sliders do not combine, each step just applies
     its ``args``. So the two sliders set *different* attributes. The position slider sets which
     position's arrow and read-out are ``visible`` and the per-point opacity of the dots; the pair
     slider restyles the ``x``/``y``/``text`` data (and the title) to the chosen pair. Any order of
     moves shows pair i at position m.
 
+    Equation:
+        pair i at position m is turned by m θ_i, θ_i = base^(−2i/d_head)
+
+    Args:
+        points: the rotated pair i at every position m.
+        angles: the angles ``m·θ_i``.
+        pair_labels: one per pair, the pair slider's labels.
+        pair_titles: the figure title for each pair (default ``"pair i = <label>"``).
+        active_pair: the pair shown first.
+        active_position: the position shown first.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A one-circle figure with a position slider and a pair slider.
+
     Raises:
         TypeError / ValueError: shapes or label counts do not match; an active index out of range.
 
     Shapes:
-        ``points: [n_pairs, n_positions, 2]``, ``angles: [n_pairs, n_positions]`` (positions
-        ``0 … n_positions − 1``); ``pair_labels``: one per pair (the pair slider's labels);
-        ``pair_titles``: the figure title for each pair (default ``"pair i = <label>"``).
+        points: [n_pairs, n_positions, 2]
+        angles: [n_pairs, n_positions] (positions 0 … n_positions − 1)
+        pair_labels, pair_titles: n_pairs labels
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
     xy, theta = _tracks(points, angles)
     n_pairs, n_pos = theta.shape
@@ -509,17 +569,31 @@ def toeplitz_slider(
 ) -> go.Figure:
     """Heatmaps of RoPE scores ``S[m, n] = ⟨R_m q, R_n k⟩`` for one fixed q, k, one per step.
 
+    The score depends on m − n only, so every diagonal is constant: S is a Toeplitz matrix. Rows
+    are the query position m (top to bottom), columns the key position n; a diverging scale
+    centred on 0, shared by all steps (e.g. one step per base).
+
     Equation:
-        ``⟨R_m q, R_n k⟩ = qᵀ R_(n−m) k`` depends on m − n only, so every diagonal is
-        constant: S is a Toeplitz matrix (Su et al. 2021, arXiv:2104.09864, eq. 16). Rows are the query
-        position m (top to bottom), columns the key position n; a diverging scale centred on 0, shared
-        by all steps (e.g. one step per base).
+        ⟨R_m q, R_n k⟩ = qᵀ R_(n−m) k
+
+    Args:
+        matrices: one score matrix per step.
+        labels: the slider label of each step (e.g. the base).
+        prefix: text before the current label.
+        active: the step shown first.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one heatmap per step and one slider.
 
     Raises:
         TypeError / ValueError: a matrix is not a square 2-D tensor/array; labels do not match.
 
     Shapes:
-        ``matrices[k]: [T, T]``.
+        matrices[k]: [T, T]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864, eq. 16.
     """
     if isinstance(matrices, torch.Tensor | np.ndarray) or not isinstance(matrices, Sequence):
         raise TypeError("matrices must be a sequence of [T, T] tensors (one per slider step)")
@@ -556,18 +630,32 @@ def decay_figure(
 ) -> go.Figure:
     """RoFormer's long-range decay: the relative upper bound against distance (log distance axis).
 
+    The figure plots the relative upper bound of RoFormer §3.4.3 (their Fig. 2). The optional right
+    panel plots, e.g., the score of a query and key with the same content.
+
     Equation:
-        with ``S_j = Σ_{k<j} e^{i Δ θ_k}`` for a distance ``Δ = m − n``, the score obeys
-        ``|⟨R_m q, R_n k⟩| ≤ (max_i |h_{i+1} − h_i|) Σ_{j=1}^{d/2} |S_j|``; the figure plots the
-        relative upper bound ``(1/(d/2)) Σ_j |S_j|`` (Su et al. 2021, arXiv:2104.09864, §3.4.3 and
-        Fig. 2). The optional right panel plots, e.g., the score of a query and key with the same
-        content, ``(1/(d/2)) Σ_i cos(Δ θ_i)``.
+        with S_j = Σ_{k<j} e^{i Δ θ_k} for a distance Δ = m − n,
+            |⟨R_m q, R_n k⟩| ≤ (max_i |h_{i+1} − h_i|) Σ_{j=1}^{d/2} |S_j|
+        relative upper bound: (1/(d/2)) Σ_j |S_j|; same content: (1/(d/2)) Σ_i cos(Δ θ_i)
+
+    Args:
+        distances: the distances Δ (the x axis), > 0.
+        bounds: ``{name: [K] relative upper bounds}``, one line each in the left panel.
+        same_content: ``{name: [K] scores}`` for a right panel, or None for none.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one panel (two with ``same_content``), one line per curve.
 
     Raises:
         TypeError / ValueError: not a non-empty mapping of ``[K]`` vectors; distances ≤ 0.
 
     Shapes:
-        ``distances: [K]`` (> 0: the axis is logarithmic), each curve ``[K]``.
+        distances: [K] (> 0: the axis is logarithmic)
+        bounds[name], same_content[name]: [K]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864, §3.4.3 and Fig. 2.
     """
     x = _array("distances", distances, 1, "1-D [K]", digits=9)  # integer distances, exactly
     if x.size == 0 or np.any(x <= 0):
@@ -615,21 +703,36 @@ def pairing_diagram(
 ) -> go.Figure:
     """Which dimensions RoPE rotates together in each layout, and where each one moves.
 
+    ``y = x[..., perm]`` moves interleaved dimension ``perm[k]`` to half-layout dimension k; the
+    figure draws that as a line from ``perm[k]`` (top row) to ``k`` (bottom row). Squares are a
+    pair's first coordinate, circles its second; the colour is the pair index i (fast → slow).
+
     Equation:
-        in the interleaved layout dimension j belongs to pair ``j // 2`` (RoFormer, Su et al.
-        2021, arXiv:2104.09864; Meta LLaMA, arXiv:2302.13971); in the half layout dimension k belongs to
-        pair ``k mod d/2`` (GPT-NeoX, arXiv:2204.06745). ``y = x[..., perm]`` moves interleaved
-        dimension ``perm[k]`` to half-layout dimension k; the figure draws that as a line from
-        ``perm[k]`` (top row) to ``k`` (bottom row). Squares are a pair's first coordinate, circles its
-        second; the colour is the pair index i (fast → slow).
+        interleaved (RoFormer, Meta LLaMA): dimension j belongs to pair j // 2
+        half (GPT-NeoX): dimension k belongs to pair k mod d/2
+
+    Args:
+        perm: the permutation from the interleaved to the half layout (e.g.
+            :func:`lib.rope.interleaved_to_half_permutation`).
+        top_label: the label of the top row (the interleaved layout).
+        bottom_label: the label of the bottom row (the half layout).
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one line trace per pair (from each of its dimensions' top place to its
+        bottom place) and the two rows of dimensions as markers.
 
     Raises:
-        TypeError: ``perm`` is not an integer tensor. ValueError: not a 1-D permutation of even
-            length.
+        TypeError: ``perm`` is not an integer tensor.
+        ValueError: not a 1-D permutation of even length.
 
     Shapes:
-        ``perm: [d_head]`` LongTensor, a permutation of ``0 … d_head − 1`` (e.g.
-        :func:`lib.rope.interleaved_to_half_permutation`), d_head even.
+        perm: [d_head] integer, a permutation of 0 … d_head − 1, d_head even
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
+        Touvron et al., LLaMA, arXiv:2302.13971.
+        Black et al., GPT-NeoX-20B, arXiv:2204.06745.
     """
     if not isinstance(perm, torch.Tensor) or perm.is_floating_point() or perm.is_complex():
         raise TypeError(f"perm must be an integer torch.Tensor, got {type(perm).__name__}")
@@ -701,16 +804,29 @@ def position_precision_figure(
 ) -> go.Figure:
     """The position a rotation encodes, against the true position, one line per number format.
 
+    Exact arithmetic gives the diagonal; a format that cannot represent every integer (bfloat16
+    keeps 8 significant bits) gives a staircase.
+
     Equation:
-        the position the rotation "sees" is ``angle_0 / θ_0``, the angle of pair 0 divided by
-        θ_0 = 1 (Su et al. 2021, arXiv:2104.09864). Exact arithmetic gives the diagonal; a format that
-        cannot represent every integer (bfloat16 keeps 8 significant bits) gives a staircase.
+        seen position = angle_0 / θ_0, the angle of pair 0 divided by θ_0 = 1
+
+    Args:
+        positions: the true positions (the x axis).
+        seen: ``{format name: [K] positions the rotation encodes}``, one line each.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one line per number format.
 
     Raises:
         TypeError / ValueError: not a non-empty mapping of ``[K]`` vectors.
 
     Shapes:
-        ``positions: [K]``, each ``seen[name]: [K]``.
+        positions: [K]
+        seen[name]: [K]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
     """
     x = _array("positions", positions, 1, "1-D [K]", digits=9)  # positions: keep every digit
     fig = go.Figure()

@@ -75,6 +75,9 @@ def pe_heatmap_slider(
         active: the step shown first.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
+    Returns:
+        A figure with one heatmap per step and one slider.
+
     Raises:
         TypeError / ValueError: a table is not a 2-D tensor/array; ``labels`` or ``active`` do not
             fit ``tables``.
@@ -109,6 +112,9 @@ def layout_heatmaps(
     Args:
         tables: panel title → ``[max_len, d_model]`` table; every table has the same shape.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one heatmap panel per table, left to right, on one colour scale.
 
     Raises:
         TypeError: ``tables`` is not a mapping, or a table is not a tensor/array.
@@ -165,6 +171,9 @@ def dot_product_curves(
         y_title: the y-axis title.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
+    Returns:
+        A figure with one line per curve.
+
     Raises:
         TypeError / ValueError: ``curves`` is not a non-empty mapping of ``[K]`` vectors.
     """
@@ -214,6 +223,9 @@ def wavelength_slider(
         base: the base, for the upper reference line; a real number > 0.
         active: the step shown first.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one line per layout and step, one slider, and the two reference lines.
 
     Raises:
         TypeError / ValueError: lengths or names do not match, a series is not ``[d_model/2]``.
@@ -292,6 +304,10 @@ def shift_rotation_slider(
         shifts: the offsets ``k >= 0`` of the slider steps.
         starts: the positions arrows start from (default: every ``p < N − max(shifts)``).
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with the unit circle and the labelled points at every step, the arrows of one
+        offset per step, and one slider.
 
     Raises:
         TypeError / ValueError: ``points`` is not ``[N, 2]``, ``shifts`` empty, negative or too big.

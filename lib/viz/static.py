@@ -840,7 +840,17 @@ def _slider_note(layout: Mapping) -> str:
 
 
 def figure_dict(figure: Any) -> dict:
-    """A plotly figure (``go.Figure``, dict or JSON string) as plain JSON-compatible data."""
+    """A plotly figure (``go.Figure``, dict or JSON string) as plain JSON-compatible data.
+
+    Args:
+        figure: a :class:`plotly.graph_objects.Figure`, its ``to_plotly_json()`` dict or JSON text.
+
+    Returns:
+        A plain ``dict`` (``data``, ``layout``, ...), a shallow copy when ``figure`` is a mapping.
+
+    Raises:
+        TypeError: ``figure`` is not a plotly figure or its JSON.
+    """
     if isinstance(figure, (str, bytes)):
         figure = json.loads(figure)
     if hasattr(figure, "to_plotly_json"):
@@ -1095,7 +1105,14 @@ MAX_PNG_BYTES = 60_000
 
 
 def png_chunks(png: bytes) -> list[str]:
-    """The chunk types of a PNG file, in order (e.g. ``["IHDR", "PLTE", "IDAT", "IEND"]``)."""
+    """The chunk types of a PNG file, in order (e.g. ``["IHDR", "PLTE", "IDAT", "IEND"]``).
+
+    Args:
+        png: the bytes of a PNG file (its 8-byte signature first).
+
+    Returns:
+        The four-letter type of each chunk, in file order.
+    """
     chunks, offset = [], 8
     while offset + 8 <= len(png):
         length = int.from_bytes(png[offset : offset + 4], "big")
@@ -1110,6 +1127,9 @@ def check_picture(png: bytes) -> None:
     A picture fails when it is not a PNG, is larger than :data:`MAX_PNG_BYTES`, is blank or all one
     colour (grey-level spread under 5 or fewer than 4 distinct colours), or carries text chunks
     (software name, timestamps) that would make it differ from run to run.
+
+    Args:
+        png: the bytes to check.
 
     Raises:
         ValueError: naming what is wrong.
@@ -1163,10 +1183,13 @@ def _renderer_class():
 
 
 def use_book_renderer() -> bool:
-    """Register :data:`RENDERER_NAME` and make it plotly's default where that is the plain mime
-    renderer (a Jupyter kernel: JupyterLab, nbclient, nbval). Returns whether it is the default.
+    """Register :data:`RENDERER_NAME` and make it plotly's default over the plain mime renderer.
 
+    The plain mime renderer is the default in a Jupyter kernel (JupyterLab, nbclient, nbval).
     Other defaults (Colab's, a browser outside Jupyter, ``$PLOTLY_RENDERER``) are left alone.
+
+    Returns:
+        Whether :data:`RENDERER_NAME` is now plotly's default renderer.
     """
     import plotly.io as pio
 

@@ -288,11 +288,32 @@ def similarity_heatmaps(
     """Square similarity matrices of the same N items side by side, on one colour scale [−1, 1].
 
     Meant for cosine similarities cos(x, y) = x·y / (‖x‖ ‖y‖) of word vectors: one-hot vectors
-    give the identity (Mikolov et al. 2013, arXiv:1301.3781, section 2), trained vectors do not.
-    Diverging scale (``RdBu_r``) centred on 0.
+    give the identity (Mikolov et al. 2013, section 2), trained vectors do not. Diverging scale
+    (``RdBu_r``) centred on 0.
+
+    Equation:
+        cos(x, y) = x·y / (‖x‖ ‖y‖)
+
+    Args:
+        matrices: ``{panel title: [N, N] similarities}``, one heatmap panel each, left to right.
+        labels: the N item names (rows top to bottom, columns left to right).
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one heatmap per matrix and one shared colour bar.
+
+    Raises:
+        TypeError: ``matrices`` is not a non-empty mapping, a matrix is not a floating tensor, or
+            ``labels`` is not a sequence of strings.
+        ValueError: a matrix is not ``[N, N]`` with ``N = len(labels)``.
 
     Shapes:
-        each matrix ``[N, N]``; ``labels``: N strings (rows top to bottom, columns left to right).
+        matrices[title]: [N, N]
+        labels: N strings
+
+    References:
+        Mikolov et al., Efficient Estimation of Word Representations in Vector Space,
+        arXiv:1301.3781.
     """
     if not isinstance(matrices, Mapping) or not matrices:
         raise TypeError(f"matrices must be a non-empty mapping title -> [N, N], got {matrices!r}")
@@ -346,10 +367,32 @@ def glove_weight_figure(
     """GloVe's weighting function f(x) = (x / x_max)^α for x < x_max, else 1, on a log x-axis.
 
     One curve per α (α = 3/4, the paper's choice, drawn thicker), from
-    :func:`lib.glove.glove_weight` (Pennington et al. 2014, eq. 9; EMNLP, no arXiv id). If
-    ``counts`` (the nonzero co-occurrence values X_ij of a corpus, ``[M]``) is given, their
-    distribution is drawn underneath as a histogram over log-spaced bins (share of the M entries,
-    right axis).
+    :func:`lib.glove.glove_weight`. If ``counts`` (the nonzero co-occurrence values X_ij of a
+    corpus) is given, their distribution is drawn underneath as a histogram over log-spaced bins
+    (share of the M entries, right axis).
+
+    Equation:
+        f(x) = (x / x_max)^α if x < x_max, else 1
+
+    Args:
+        counts: the nonzero co-occurrence counts, or None for the curves alone.
+        x_max: the cutoff where the weight reaches 1, > 0.
+        alphas: the exponents α, one curve each, each > 0.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A figure with one line per α (and, with ``counts``, a histogram on a right-hand axis).
+
+    Raises:
+        TypeError: ``x_max`` or an α is not a real number, or ``counts`` is not a floating tensor.
+        ValueError: ``x_max`` or an α is not > 0, ``alphas`` is empty, or ``counts`` is not a
+            non-empty 1-D tensor of positive values.
+
+    Shapes:
+        counts: [M]
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, eq. 9 (no arXiv id).
     """
     x_max = check_positive_float("x_max", x_max)
     alphas = [check_positive_float(f"alphas[{k}]", a) for k, a in enumerate(alphas)]

@@ -223,16 +223,32 @@ def gradient_split_bars(
     """Per vocabulary row: ‖gradient through the lookup‖, ‖through the head‖, ‖their sum‖.
 
     In a tied model the shared matrix ``E`` receives ``∂L/∂E = ∂L/∂E|lookup + ∂L/∂E|head``
-    (Press & Wolf 2017, arXiv:1608.05859). The lookup part is nonzero only in rows that were looked
-    up; the head part reaches every row (the softmax pushes every logit). Each bar is a row's L2
-    norm (computed in float64).
+    (Press & Wolf 2017). The lookup part is nonzero only in rows that were looked up; the head
+    part reaches every row (the softmax pushes every logit). Each bar is a row's L2 norm (computed
+    in float64).
+
+    Equation:
+        ∂L/∂E = ∂L/∂E|lookup + ∂L/∂E|head; bar of row v = ‖(∂L/∂E)_v‖₂
+
+    Args:
+        lookup_grad: the gradient reaching ``E`` through the embedding lookup.
+        head_grad: the gradient reaching ``E`` through the LM head.
+        tokens: one label per row of ``E``.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+
+    Returns:
+        A grouped bar figure with three traces (lookup, head, their sum), one bar per row.
 
     Raises:
-        TypeError: a gradient is not a floating tensor. ValueError: shapes differ, are not 2-D, or
-        ``tokens`` does not have ``V`` entries.
+        TypeError: a gradient is not a floating tensor.
+        ValueError: shapes differ, are not 2-D, or ``tokens`` does not have ``V`` entries.
 
     Shapes:
-        ``lookup_grad``, ``head_grad``: ``[V, d]`` floating; ``tokens``: ``V`` labels.
+        lookup_grad, head_grad: [V, d] floating
+        tokens: V labels
+
+    References:
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
     """
     lookup_grad = check_floating("lookup_grad", lookup_grad)
     head_grad = check_floating("head_grad", head_grad)
@@ -289,6 +305,20 @@ def loss_curves(
     block's last step; averaging removes the minibatch noise, and ``digits`` significant digits
     (default 3) keep the saved figure identical across CPUs. An optional dotted horizontal line
     marks a ``reference`` loss (e.g. the best a bigram model can do).
+
+    Equation:
+        point j = (1/block) Σ_{s = j·block}^{(j+1)·block − 1} loss_s, drawn at step (j + 1)·block
+
+    Args:
+        histories: ``{run name: per-step losses}``, one line each.
+        block: the number of steps averaged into one point, >= 1.
+        reference: a loss drawn as a dotted horizontal line, or None for none.
+        reference_label: the text beside the reference line.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+        digits: significant digits the drawn means keep, >= 1.
+
+    Returns:
+        A figure with one line per run (and the reference line, if any).
 
     Raises:
         ValueError: ``histories`` is empty, a run is shorter than ``block`` steps, or ``block`` /
@@ -349,7 +379,16 @@ def vocabulary_share_slider(
     those of :func:`lib.tiny_lm.vocabulary_share_table` (keys ``model``, ``body``,
     ``vocab_params``, ``total_tied``, ``total_untied``, ``tie_word_embeddings``).
 
+    Args:
+        rows: one mapping per model, as :func:`lib.tiny_lm.vocabulary_share_table` returns them.
+        caption, alt: passed to :func:`lib.viz.core.apply_theme`.
+        active: the model shown first.
+
+    Returns:
+        A figure with three stacked bar traces per step (body, embedding, head) and one slider.
+
     Raises:
+        TypeError: ``active`` is not an int.
         ValueError: ``rows`` is empty, or ``active`` is out of range.
     """
     rows = list(rows)
