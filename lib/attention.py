@@ -214,7 +214,34 @@ class SelfAttention(nn.Module):
         rotary: Callable[[torch.Tensor], torch.Tensor] | None = None,
         return_weights: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Attend ``x: [B, T, D]`` to itself → ``[B, T, D]`` (+ weights ``[B, H, T, T]``)."""
+        """Attend ``x: [B, T, D]`` to itself → ``[B, T, D]`` (+ weights ``[B, H, T, T]``).
+
+        Equation:
+            out = concat_h(softmax(q_h k_hᵀ / √d_head + attn_bias_h, causal mask) v_h) W_o,
+            with q = rotary(x W_q), k = rotary(x W_k) when ``rotary`` is given
+
+        Args:
+            x: the tokens, a floating tensor ``[B, T, d_model]``.
+            attn_bias: added to the scores before the softmax (ALiBi, T5), broadcastable to
+                ``[B, H, T, T]``, or None.
+            causal: mask the future keys (``j > i``).
+            rotary: applied separately to ``q`` and ``k`` of shape ``[B, H, T, d_head]``; must
+                return that shape (RoPE), or None.
+            return_weights: also return the attention weights.
+
+        Returns:
+            ``out``, or ``(out, weights)`` with ``return_weights=True``.
+
+        Raises:
+            TypeError: ``x`` is not a floating tensor; ``return_weights`` is not a bool;
+                ``rotary`` is not callable.
+            ValueError: ``x`` is not ``[B, T, d_model]``; ``rotary`` changes the shape; plus the
+                errors of :func:`attention`.
+
+        Shapes:
+            x: [B, T, d_model] -> out: [B, T, d_model], weights: [B, H, T, T] float32
+            attn_bias: broadcastable to [B, H, T, T]
+        """
         check_floating("x", x)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must be [B, T, d_model={self.d_model}], got {list(x.shape)}")

@@ -16,7 +16,7 @@ The training itself is skip-gram with negative sampling, run by
 :func:`lib.word2vec.fit_negative_sampling`; only the centre word's input vector changes.
 
 Equation:
-    v_w = (1/|G_w|) Σ_{g ∈ G_w} z_g,   loss(c, o) = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
+    v_w = (1/len(G_w)) Σ_{g ∈ G_w} z_g,   loss(c, o) = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
 
 References:
     Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
@@ -163,7 +163,7 @@ class FastTextSkipGram(nn.Module):
     ``forward(centre, context, negatives)`` has :class:`lib.word2vec.SkipGramNS`'s contract.
 
     Equation:
-        v_c = (1/|G_c|) Σ_{g ∈ G_c} z_g,   loss = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
+        v_c = (1/len(G_c)) Σ_{g ∈ G_c} z_g,   loss = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
 
     Args:
         vocab: the training vocabulary.
@@ -218,6 +218,29 @@ class FastTextSkipGram(nn.Module):
     def forward(
         self, centre: torch.Tensor, context: torch.Tensor, negatives: torch.Tensor
     ) -> torch.Tensor:
+        """The negative-sampling loss of each pair, :class:`lib.word2vec.SkipGramNS`'s contract.
+
+        Equation:
+            v_c = (1/len(G_c)) Σ_{g ∈ G_c} z_g,   loss = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
+
+        Args:
+            centre: ids of the centre words c in the vocabulary, in ``[0, V)``.
+            context: ids of the context words o, in ``[0, V)``.
+            negatives: ids of the K noise words of each pair, in ``[0, V)``.
+
+        Returns:
+            One loss per pair, float.
+
+        Raises:
+            TypeError: an id tensor is not an integer tensor.
+            ValueError: an id is outside ``[0, V)``.
+
+        Shapes:
+            centre: [B], context: [B], negatives: [B, K] -> [B]
+
+        References:
+            Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
+        """
         V = len(self.vocab)
         for name, t in (("centre", centre), ("context", context), ("negatives", negatives)):
             check_token_ids(t, V, name)

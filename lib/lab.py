@@ -139,6 +139,9 @@ def single_thread() -> Iterator[None]:
     on the thread count. One step differs by ~1e-7; hundreds of optimiser steps later the trained
     weights differ visibly. With one thread the arithmetic is the same on every run of the same
     machine whatever ``OMP_NUM_THREADS`` is (the tiny model loses little speed).
+
+    Yields:
+        None; the body of the ``with`` block runs on one thread.
     """
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -313,11 +316,23 @@ class PositionScheme(nn.Module):
     - :meth:`bias` returns an additive score bias ``[H, T, T]`` (with the causal ``−inf``), or
       ``None`` (the decoder then asks attention for its causal mask).
 
+    Args:
+        d_model: model width ``D``, an int >= 1 divisible by ``n_heads``.
+        n_heads: heads per layer, an int >= 1 (``d_head = d_model / n_heads``).
+        max_len: the longest length the scheme must serve, an int >= ``train_len``.
+        train_len: the training length, an int >= 1.
+        base: frequency base of the sinusoidal and rotary schemes, > 0.
+
     Attributes:
         acts_on: where the scheme enters the model: ``"nothing"``, ``"input"``, ``"q/k"`` or
             ``"scores"``.
         shares_training_with: the name of a scheme whose trained weights this one reuses (it
             differs only at evaluation), or ``None``.
+
+    Raises:
+        TypeError: a size is not an int, or ``base`` not a real number.
+        ValueError: a size < 1, ``base`` not a finite number > 0, ``d_model`` not divisible by
+            ``n_heads``, or ``train_len > max_len``.
     """
 
     acts_on = "nothing"
@@ -344,15 +359,47 @@ class PositionScheme(nn.Module):
         self.d_head = self.d_model // self.n_heads
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the token embeddings ``x: [B, T, D]`` with positions added (here: unchanged)."""
+        """Return the token embeddings ``x: [B, T, D]`` with positions added (here: unchanged).
+
+        Args:
+            x: the token embeddings of a batch.
+
+        Returns:
+            ``x`` plus the scheme's position vectors, same shape and dtype.
+
+        Shapes:
+            x: [B, T, D] -> [B, T, D]
+        """
         return x
 
     def rotary(self, seq_len: int) -> Callable[[torch.Tensor], torch.Tensor] | None:
-        """The rotation for ``q``/``k`` ``[B, H, T, d_head]`` at length ``seq_len`` (here: none)."""
+        """The rotation for ``q``/``k`` ``[B, H, T, d_head]`` at length ``seq_len`` (here: none).
+
+        Args:
+            seq_len: the sequence length ``T``.
+
+        Returns:
+            A callable that rotates ``q`` or ``k`` and keeps its shape, or None for no rotation.
+
+        Shapes:
+            rotary(T): [B, H, T, d_head] -> [B, H, T, d_head]
+        """
         return None
 
     def bias(self, seq_len: int, *, dtype: torch.dtype) -> torch.Tensor | None:
-        """The additive score bias ``[H, T, T]`` at length ``seq_len`` (here: none)."""
+        """The additive score bias ``[H, T, T]`` at length ``seq_len`` (here: none).
+
+        Args:
+            seq_len: the sequence length ``T``.
+            dtype: the dtype of the returned bias.
+
+        Returns:
+            The bias with ``−inf`` for every key after its query, or None (the decoder then asks
+            attention for its causal mask).
+
+        Shapes:
+            -> [H, T, T]
+        """
         return None
 
     def extra_repr(self) -> str:
@@ -383,6 +430,9 @@ class SinusoidalPositions(PositionScheme):
     Equation:
         h_t = E[x_t] + PE[t]
         PE[t, 2i] = sin(t / base^(2i/D)),  PE[t, 2i+1] = cos(t / base^(2i/D))
+
+    Args:
+        d_model, n_heads, max_len, train_len, base: as :class:`PositionScheme`.
 
     Raises:
         ValueError: ``d_model`` is odd (and the errors of :class:`PositionScheme`).
@@ -421,6 +471,12 @@ class LearnedPositions(PositionScheme):
     Equation:
         h_t = E[x_t] + P[t]
 
+    Args:
+        d_model, n_heads, max_len, train_len, base: as :class:`PositionScheme`.
+
+    Raises:
+        ValueError: as :class:`PositionScheme`; in :meth:`embed`, a length past ``max_len``.
+
     Shapes:
         embed: x: [B, T, D] -> [B, T, D]; table: [max_len, D]
 
@@ -449,6 +505,9 @@ class RotaryPositions(PositionScheme):
     Equation:
         θ_i = base^(−2i/d_head),  angle[t, i] = t · θ_i
 
+    Args:
+        d_model, n_heads, max_len, train_len, base: as :class:`PositionScheme`.
+
     Raises:
         ValueError: ``d_head = d_model / n_heads`` is odd (and the errors of :class:`PositionScheme`).
 
@@ -468,6 +527,16 @@ class RotaryPositions(PositionScheme):
 
     def scaling(self, seq_len: int) -> tuple[torch.Tensor, float]:
         """``(inv_freq, attention_factor)`` used at ``seq_len`` (here: the default frequencies).
+
+        Equation:
+            inv_freq[i] = base^(−2i/d_head)  (the default; a subclass may rescale it at seq_len)
+
+        Args:
+            seq_len: the sequence length ``T`` the rotation is built for.
+
+        Returns:
+            The inverse frequencies θ_i and the factor that multiplies cos and sin
+            (1.0 here).
 
         Shapes:
             inv_freq: [d_head/2]
@@ -548,6 +617,9 @@ class T5BiasPositions(PositionScheme):
 
     Equation:
         bias[h, i, j] = b_h(bucket(j − i))  for j <= i,  −inf for j > i
+
+    Args:
+        d_model, n_heads, max_len, train_len, base: as :class:`PositionScheme`.
 
     Shapes:
         bias(T): [H, T, T]
@@ -780,7 +852,13 @@ class LabConfig:
 
 @dataclass
 class TrainResult:
-    """A trained model, its per-step training loss and the wall time the training took."""
+    """A trained model, its per-step training loss and the wall time the training took.
+
+    Attributes:
+        model: the trained :class:`TinyDecoder`.
+        losses: the training loss of each optimiser step.
+        seconds: wall time of the training.
+    """
 
     model: TinyDecoder
     losses: list[float]
@@ -1003,7 +1081,14 @@ class LabResult:
         return float(correct.sum() / counts.sum())
 
     def accuracy_table(self, digits: int = 2) -> dict[str, dict[int, float]]:
-        """``{scheme: {seq_len: accuracy rounded to digits}}``, ready to print."""
+        """``{scheme: {seq_len: accuracy rounded to digits}}``, ready to print.
+
+        Args:
+            digits: decimal places of the rounded accuracies.
+
+        Returns:
+            The accuracy of every scheme at every evaluated length.
+        """
         return {
             scheme: {t: round(r.accuracy, digits) for t, r in by_len.items()}
             for scheme, by_len in self.results.items()
@@ -1221,24 +1306,53 @@ class DecoderEnsemble:
         return len(self.seeds)
 
     def parameters(self) -> list[torch.Tensor]:
-        """The stacked parameter tensors (what an optimiser updates)."""
+        """The stacked parameter tensors (what an optimiser updates).
+
+        Returns:
+            The tensors of :attr:`params`, in ``TinyDecoder.state_dict()`` order (not copies).
+
+        Shapes:
+            each: [S, ...] (the member's shape with a leading model axis)
+        """
         return list(self.params.values())
 
     def requires_grad_(self, flag: bool = True) -> DecoderEnsemble:
-        """Set ``requires_grad`` on every stacked parameter; returns ``self``."""
+        """Set ``requires_grad`` on every stacked parameter; returns ``self``.
+
+        Args:
+            flag: the value to set.
+
+        Returns:
+            ``self``, so that calls chain.
+        """
         for p in self.params.values():
             p.requires_grad_(flag)
         return self
 
     def copy(self) -> DecoderEnsemble:
-        """An independent copy (detached parameters, same scheme, seeds and fixed RoPE)."""
+        """An independent copy (detached parameters, same scheme, seeds and fixed RoPE).
+
+        Returns:
+            A new :class:`DecoderEnsemble` whose parameters are detached clones of these.
+        """
         new = object.__new__(DecoderEnsemble)
         new.__dict__.update(self.__dict__)
         new.params = {k: v.detach().clone() for k, v in self.params.items()}
         return new
 
     def member(self, index: int) -> TinyDecoder:
-        """Model ``index`` as a plain :class:`TinyDecoder` in eval mode (a copy)."""
+        """Model ``index`` as a plain :class:`TinyDecoder` in eval mode (a copy).
+
+        Args:
+            index: which model, an int in ``0 .. S−1`` (the position of its seed in ``seeds``).
+
+        Returns:
+            A :class:`TinyDecoder` loaded with model ``index``'s parameters.
+
+        Raises:
+            TypeError: ``index`` is not an int.
+            ValueError: ``index < 0`` or ``index >= S``.
+        """
         index = check_int("index", index, minimum=0)
         if index >= self.n_models:
             raise ValueError(f"index must be < {self.n_models}, got {index}")
@@ -1396,7 +1510,13 @@ class DecoderEnsemble:
 
 @dataclass(frozen=True)
 class AttentionRecord:
-    """One layer's rotated queries and keys ``[S, B, H, T, d_head]`` and weights ``[S, B, H, T, T]``."""
+    """One layer's rotated queries and keys ``[S, B, H, T, d_head]`` and weights ``[S, B, H, T, T]``.
+
+    Attributes:
+        q: the layer's queries after the scheme's rotation, ``[S, B, H, T, d_head]``.
+        k: the layer's keys after the rotation, ``[S, B, H, T, d_head]``.
+        weights: the attention weights, ``[S, B, H, T, T]``.
+    """
 
     q: torch.Tensor
     k: torch.Tensor
@@ -1409,7 +1529,13 @@ def _with_seed(config: LabConfig, seed: int) -> LabConfig:
 
 @dataclass
 class EnsembleTrainResult:
-    """A trained :class:`DecoderEnsemble`, its loss per step and model ``[steps, S]``, seconds."""
+    """A trained :class:`DecoderEnsemble`, its loss per step and model ``[steps, S]``, seconds.
+
+    Attributes:
+        ensemble: the trained :class:`DecoderEnsemble`.
+        losses: ``[steps, S]``, the training loss of each model at each step.
+        seconds: wall time of the training.
+    """
 
     ensemble: DecoderEnsemble
     losses: torch.Tensor
@@ -1796,11 +1922,38 @@ class ExtrapolationLab:
     results: dict[str, dict[str, dict[int, EnsembleEval]]] = field(default_factory=dict)
 
     def accuracy(self, variant: str, condition: str, seq_len: int) -> torch.Tensor:
-        """``[S]`` accuracies of ``variant`` (``KeyError`` if not run)."""
+        """``[S]`` accuracies of ``variant`` (``KeyError`` if not run).
+
+        Args:
+            variant: a trained scheme or a RoPE variant that was evaluated.
+            condition: a key of :data:`CONDITIONS`.
+            seq_len: an evaluated length.
+
+        Returns:
+            One accuracy per seed, float64.
+
+        Raises:
+            KeyError: a variant, condition or length that was not run.
+
+        Shapes:
+            -> [S]
+        """
         return self.results[variant][condition][seq_len].accuracy
 
     def median(self, variant: str, condition: str, seq_len: int) -> float:
-        """Median accuracy over seeds (the middle seed for an odd count)."""
+        """Median accuracy over seeds (the middle seed for an odd count).
+
+        Args:
+            variant: a trained scheme or a RoPE variant that was evaluated.
+            condition: a key of :data:`CONDITIONS`.
+            seq_len: an evaluated length.
+
+        Returns:
+            The median of :meth:`accuracy` (for an even count, the lower of the middle two).
+
+        Raises:
+            KeyError: a variant, condition or length that was not run.
+        """
         return float(self.accuracy(variant, condition, seq_len).median())
 
 

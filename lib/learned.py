@@ -118,7 +118,25 @@ class LearnedPositionalEmbedding(nn.Module):
         nn.init.normal_(self.weight, mean=0.0, std=self.init_std)
 
     def forward(self, positions: torch.Tensor) -> torch.Tensor:
-        """Look up ``positions: [..., T]`` (ints in ``0 .. max_len−1``) → ``[..., T, d_model]``."""
+        """Look up ``positions: [..., T]`` (ints in ``0 .. max_len−1``) → ``[..., T, d_model]``.
+
+        Equation:
+            out[..., t, :] = P[positions[..., t]]
+
+        Args:
+            positions: position ids, an integer tensor with at least one dimension.
+
+        Returns:
+            The rows of the table, in the table's dtype.
+
+        Raises:
+            TypeError: ``positions`` is not an integer tensor.
+            ValueError: a position is < 0 or >= ``max_len`` (the message gives ``max_len``), or
+                ``positions`` is a 0-d tensor.
+
+        Shapes:
+            positions: [..., T] -> [..., T, d_model]
+        """
         positions = check_integer_tensor("positions", positions)
         check_ndim("positions", positions, minimum=1)
         check_index_range(
@@ -184,7 +202,28 @@ class TokenAndPositionEmbedding(nn.Module):
         return self.wpe.max_len
 
     def forward(self, input_ids: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
-        """Embed ``input_ids: [..., T]`` at positions ``offset .. offset+T−1`` → ``[..., T, D]``."""
+        """Embed ``input_ids: [..., T]`` at positions ``offset .. offset+T−1`` → ``[..., T, D]``.
+
+        Equation:
+            h[..., t, :] = wte[input_ids[..., t]] + wpe[offset + t]
+
+        Args:
+            input_ids: token ids in ``0 .. vocab_size−1``, an integer tensor with at least one
+                dimension (usually ``[B, T]``).
+            offset: position of the first token (e.g. the length of a cached prefix), an
+                int >= 0.
+
+        Returns:
+            Token plus position embeddings.
+
+        Raises:
+            TypeError: ``input_ids`` is not an integer tensor, ``offset`` not an int.
+            ValueError: a token id is outside ``0 .. vocab_size−1``, ``offset < 0``, or
+                ``offset + T > max_len`` (the message gives ``max_len``).
+
+        Shapes:
+            input_ids: [..., T] -> [..., T, d_model]
+        """
         input_ids = check_integer_tensor("input_ids", input_ids)
         check_ndim("input_ids", input_ids, minimum=1)
         offset = check_int("offset", offset, minimum=0)

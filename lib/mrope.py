@@ -358,6 +358,12 @@ class SegmentSpan:
     """One segment's place in the token sequence: tokens ``start … stop − 1``.
 
     ``grid`` is the merged vision grid ``(t, h/m, w/m)`` (``None`` for text).
+
+    Attributes:
+        kind: ``"text"``, ``"image"`` or ``"video"``.
+        start: index of the segment's first token.
+        stop: one past the index of its last token.
+        grid: the merged vision grid ``(t, h/m, w/m)``, or None for text.
     """
 
     kind: str

@@ -245,7 +245,27 @@ class T5RelativeBias(nn.Module):
         self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
 
     def forward(self, query_length: int, key_length: int, *, query_offset: int = 0) -> torch.Tensor:
-        """``bias: [n_heads, T_q, T_k]`` for ``T_q`` queries starting at ``query_offset``."""
+        """``bias: [n_heads, T_q, T_k]`` for ``T_q`` queries starting at ``query_offset``.
+
+        Equation:
+            b[h, i, j] = relative_attention_bias.weight[bucket(j − i), h],
+            query i at position query_offset + i
+
+        Args:
+            query_length: ``T_q``, an int >= 1.
+            key_length: ``T_k``, an int >= 1.
+            query_offset: position of the first query (cached tokens before it), an int >= 0.
+
+        Returns:
+            :func:`t5_relative_bias` of the module's table, in its dtype and device.
+
+        Raises:
+            TypeError: a length or offset is not an int.
+            ValueError: a length < 1 or ``query_offset`` < 0.
+
+        Shapes:
+            -> [n_heads, T_q, T_k]
+        """
         return t5_relative_bias(
             self.relative_attention_bias.weight,
             query_length,
@@ -429,7 +449,26 @@ class ShawRelativeEmbeddings(nn.Module):
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False
     ) -> torch.Tensor:
-        """``out: [..., T, d]``, :func:`shaw_attention` with this module's tables."""
+        """``out: [..., T, d]``, :func:`shaw_attention` with this module's tables.
+
+        Equation:
+            z_i = Σ_j softmax_j(q_i · (k_j + a^K_ij) / sqrt(d)) · (v_j + a^V_ij)
+
+        Args:
+            q: queries, ``[..., T, d_head]`` floating.
+            k: keys, same shape, dtype and device as ``q``.
+            v: values, same shape, dtype and device as ``q``.
+            causal: mask keys after the query.
+
+        Returns:
+            ``out`` in ``v``'s dtype.
+
+        Raises:
+            TypeError, ValueError: as :func:`shaw_attention`.
+
+        Shapes:
+            q, k, v: [..., T, d_head] -> [..., T, d_head]
+        """
         rel_keys, rel_values = self.rel_keys, self.rel_values
         out, _ = shaw_attention(q, k, v, rel_keys, rel_values, causal=causal, return_weights=True)
         return out

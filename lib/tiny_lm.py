@@ -88,7 +88,20 @@ class MLPBlock(nn.Module):
         self.fc_out = nn.Linear(d_hidden, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Apply the block: ``x + fc_out(GELU(fc_in(LN(x))))``, ``[..., d] -> [..., d]``."""
+        """Apply the block: ``x + fc_out(GELU(fc_in(LN(x))))``, ``[..., d] -> [..., d]``.
+
+        Equation:
+            MLPBlock(x) = x + W2 · GELU(W1 · LN(x) + b1) + b2
+
+        Args:
+            x: the residual stream, a floating tensor whose last dimension is ``d_model``.
+
+        Returns:
+            ``x`` plus the block's update, same shape.
+
+        Shapes:
+            x: [..., d] -> [..., d]
+        """
         return x + self.fc_out(F.gelu(self.fc_in(self.norm(x))))
 
 
@@ -179,6 +192,19 @@ class TinyLM(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """Next-token logits ``h Wᵀ``; errors as :meth:`hidden`.
+
+        Equation:
+            logits = h Wᵀ,  h = hidden(ids),  W = E when tied
+
+        Args:
+            ids: token ids in ``[0, vocab_size)``, an integer tensor.
+
+        Returns:
+            The logits, one row of ``vocab_size`` scores per position.
+
+        Raises:
+            TypeError: ``ids`` is not an integer tensor.
+            ValueError: an id is outside ``[0, vocab_size)``.
 
         Shapes:
             ids: [..., T] -> [..., T, vocab_size]

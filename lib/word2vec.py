@@ -9,7 +9,7 @@ the number of context words, ``neu1[c] /= cw``). With ``K`` negatives ``n_k`` dr
 unigram distribution raised to the power 3/4, the loss of one training example is
 
     skip-gram:  loss(c, o) = −log σ(u_o · v_c) − Σ_k log σ(−u_{n_k} · v_c)
-    CBOW:       loss(c, C) = −log σ(u_c · h) − Σ_k log σ(−u_{n_k} · h),  h = (1/|C|) Σ_{o∈C} v_o
+    CBOW:       loss(c, C) = −log σ(u_c · h) − Σ_k log σ(−u_{n_k} · h),  h = (1/len(C)) Σ_{o∈C} v_o
 
 The word vectors are the rows of the input table (``model.vectors()``).
 
@@ -337,6 +337,26 @@ class SkipGramNS(nn.Module):
     def forward(
         self, centre: torch.Tensor, context: torch.Tensor, negatives: torch.Tensor
     ) -> torch.Tensor:
+        """The negative-sampling loss of each (centre, context) pair against its K noise words.
+
+        Equation:
+            loss(c, o) = −log σ(u_o · v_c) − Σ_k log σ(−u_{n_k} · v_c)
+
+        Args:
+            centre: ids of the centre words c, in ``[0, V)``.
+            context: ids of the context words o, in ``[0, V)``.
+            negatives: ids of the K noise words of each pair, in ``[0, V)``.
+
+        Returns:
+            One loss per pair, float.
+
+        Raises:
+            TypeError: an id tensor is not an integer tensor.
+            ValueError: an id is outside ``[0, V)``.
+
+        Shapes:
+            centre: [B], context: [B], negatives: [B, K] -> [B]
+        """
         self._check(centre=centre, context=context, negatives=negatives)
         v_c = self.in_embed(centre)  # [B, d]
         return negative_sampling_loss(v_c, self.out_embed(context), self.out_embed(negatives))
@@ -360,7 +380,7 @@ class CBOWNS(SkipGramNS):
     negatives)`` takes every example's context ids padded with −1.
 
     Equation:
-        h = (1/|C|) Σ_{o∈C} v_o,   loss(c, C) = −log σ(u_c · h) − Σ_k log σ(−u_{n_k} · h)
+        h = (1/len(C)) Σ_{o∈C} v_o,   loss(c, C) = −log σ(u_c · h) − Σ_k log σ(−u_{n_k} · h)
 
     Args:
         vocab_size: V >= 1.
@@ -380,6 +400,27 @@ class CBOWNS(SkipGramNS):
     def forward(
         self, centre: torch.Tensor, contexts: torch.Tensor, negatives: torch.Tensor
     ) -> torch.Tensor:
+        """The negative-sampling loss of predicting each centre word from its context average.
+
+        Equation:
+            h = (1/len(C)) Σ_{o∈C} v_o,   loss(c, C) = −log σ(u_c · h) − Σ_k log σ(−u_{n_k} · h)
+
+        Args:
+            centre: ids of the centre words c, in ``[0, V)``.
+            contexts: every example's context ids in ``[0, V)``, padded with −1.
+            negatives: ids of the K noise words of each example, in ``[0, V)``.
+
+        Returns:
+            One loss per example, float.
+
+        Raises:
+            TypeError: an id tensor is not an integer tensor.
+            ValueError: ``contexts`` has fewer than 2 dimensions, an example has no context word,
+                or an id is outside ``[0, V)``.
+
+        Shapes:
+            centre: [B], contexts: [B, C] (−1 = no word), negatives: [B, K] -> [B]
+        """
         check_ndim("contexts", contexts, minimum=2)
         present = contexts >= 0  # [B, C]
         n_context = present.sum(-1, keepdim=True)  # [B, 1]

@@ -384,25 +384,7 @@ def test_the_dialect_checker_tells_the_two_dialects_apart():
 
 
 #: Modules whose docstrings are not converted yet (issue 17): shrinks to empty.
-DIALECT_PENDING: set[str] = {
-    "lib.attention",
-    "lib.exercises",
-    "lib.exercises.ch02",
-    "lib.exercises.ch05",
-    "lib.exercises.ch06",
-    "lib.exercises.ch07",
-    "lib.exercises.ch08",
-    "lib.exercises.ch10",
-    "lib.exercises.ch11",
-    "lib.exercises.ch12",
-    "lib.fasttext",
-    "lib.lab",
-    "lib.learned",
-    "lib.mrope",
-    "lib.relative",
-    "lib.tiny_lm",
-    "lib.word2vec",
-}
+DIALECT_PENDING: set[str] = set()
 
 
 def test_every_public_lib_docstring_follows_the_dialect():

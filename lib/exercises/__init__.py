@@ -35,7 +35,15 @@ class ExerciseFailed(AssertionError):
 
 @dataclass(frozen=True)
 class Exercise:
-    """One registered exercise: its checker and a factory of obviously wrong answers."""
+    """One registered exercise: its checker and a factory of obviously wrong answers.
+
+    Attributes:
+        id: the id a chapter's check cell passes to :func:`check`.
+        chapter: the notebook's file stem (e.g. ``"08_rope"``).
+        checker: ``checker(answer)`` raises :class:`ExerciseFailed` for a wrong answer.
+        wrong_answers: returns a list of answers the checker must reject (tested).
+        right_answer: returns one answer the checker must accept (tested), or None.
+    """
 
     id: str
     chapter: str

@@ -87,7 +87,14 @@ def _call(fn: Callable, *args: torch.Tensor):
 def check_sgns_loss(
     answer: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
-    """``answer(v_c [B, d], u_o [B, d], u_n [B, K, d])`` must be ℓ per pair, ``[B]``."""
+    """``answer(v_c [B, d], u_o [B, d], u_n [B, K, d])`` must be ℓ per pair, ``[B]``.
+
+    Args:
+        answer: the reader's function ``sgns_loss(v_c, u_o, u_n)``, one loss per pair.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function sgns_loss(v_c, u_o, u_n), got {type(answer).__name__}",
@@ -165,7 +172,15 @@ def _analogy_cases() -> list[tuple[torch.Tensor, list[str], tuple[str, str, str]
     right_answer=lambda: _cos_mul,
 )
 def check_cosmul(answer: Callable[..., str]) -> None:
-    """``answer(vectors, words, a, b, c)`` must return the 3CosMul answer to a − b + c."""
+    """``answer(vectors, words, a, b, c)`` must return the 3CosMul answer to a − b + c.
+
+    Args:
+        answer: the reader's function of ``(vectors, words, a, b, c)`` that returns one word
+            (a str), not ``a``, ``b`` or ``c``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(callable(answer), f"answer must be a function, got {type(answer).__name__}")
     for vectors, words, (a, b, c) in _analogy_cases():
         try:
@@ -210,7 +225,14 @@ def _first_window_below() -> int:
     right_answer=_first_window_below,
 )
 def check_window(answer: int) -> None:
-    """The smallest window m whose PPMI + SVD vectors have a substitute share below 0.7."""
+    """The smallest window m whose PPMI + SVD vectors have a substitute share below 0.7.
+
+    Args:
+        answer: the window half-width m, an int.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
         f"answer must be an int (a window half-width m), got {type(answer).__name__} {answer!r}",
@@ -260,7 +282,15 @@ def _cbow_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
     right_answer=lambda: _cbow_hidden_reference,
 )  # fmt: skip
 def check_cbow_hidden(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """``answer(v [V, d], contexts [B, C])`` must be CBOW's h per example, ``[B, d]``."""
+    """``answer(v [V, d], contexts [B, C])`` must be CBOW's h per example, ``[B, d]``.
+
+    Args:
+        answer: the reader's function ``cbow_hidden(v, contexts)``; ids of −1 in
+            ``contexts`` are padding.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function cbow_hidden(v, contexts), got {type(answer).__name__}",

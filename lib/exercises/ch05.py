@@ -39,7 +39,14 @@ def _unpermute_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
     right_answer=lambda: lambda out_p, perm: out_p[:, torch.argsort(perm)],
 )
 def check_unpermute(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """``answer(out_p, perm)`` must undo ``out_p = out[:, perm]`` exactly."""
+    """``answer(out_p, perm)`` must undo ``out_p = out[:, perm]`` exactly.
+
+    Args:
+        answer: the reader's function ``unpermute(out_p, perm)``, returning the shape it gets.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function unpermute(out_p, perm), got {type(answer).__name__}",
@@ -87,7 +94,15 @@ def _uniform_causal_readout(writers: int, t_max: int) -> torch.Tensor:
     right_answer=lambda: lambda t: min(t + 1, 2) / (t + 1),
 )
 def check_two_writers(answer: Callable[[int], float]) -> None:
-    """``answer(t)``: the uniform causal average at position ``t`` when tokens 0 and 1 write a 1."""
+    """``answer(t)``: the uniform causal average at position ``t`` when tokens 0 and 1 write a 1.
+
+    Args:
+        answer: the reader's function ``readout(t)``, returning a float for every position
+            ``t >= 0``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(callable(answer), f"answer must be a function readout(t), got {type(answer).__name__}")
     want = _uniform_causal_readout(2, 40)
     for t in range(40):
@@ -154,7 +169,14 @@ def _perms() -> list[torch.Tensor]:
     ),
 )
 def check_is_equivariant(answer: Callable[..., bool]) -> None:
-    """``answer(f, x, perm)`` must say whether ``f(x[:, perm]) == f(x)[:, perm]``."""
+    """``answer(f, x, perm)`` must say whether ``f(x[:, perm]) == f(x)[:, perm]``.
+
+    Args:
+        answer: the reader's function ``is_equivariant(f, x, perm)``, returning a bool.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function is_equivariant(f, x, perm), got {type(answer).__name__}",

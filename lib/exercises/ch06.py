@@ -36,7 +36,14 @@ def _slowest_wavelength(d_model: int = D_EXERCISE, base: float = 10000.0) -> flo
     right_answer=lambda: round(_slowest_wavelength()),
 )
 def check_wavelength(answer: float) -> None:
-    """Slowest wavelength (in tokens) of the paper's encoding for d_model = 256, base = 10000."""
+    """Slowest wavelength (in tokens) of the paper's encoding for d_model = 256, base = 10000.
+
+    Args:
+        answer: the wavelength in tokens, a real number.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, numbers.Real) and not isinstance(answer, bool),
         f"answer must be a number (tokens), got {type(answer).__name__}",
@@ -84,7 +91,14 @@ def _shift_cases() -> list[tuple[int, int, int]]:
     right_answer=lambda: lambda row, k: relative_rotation(k, row.shape[-1]) @ row,
 )
 def check_shift(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
-    """``answer(pe_row, k)`` must return PE(p + k) from PE(p) alone (paper layout, base 10000)."""
+    """``answer(pe_row, k)`` must return PE(p + k) from PE(p) alone (paper layout, base 10000).
+
+    Args:
+        answer: the reader's function ``shift(pe_row, k)``, returning a tensor ``[d_model]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function shift(pe_row, k), got {type(answer).__name__}",
@@ -132,7 +146,14 @@ def _interleave_perm(d_model: int) -> torch.Tensor:
     right_answer=lambda: [0, 4, 1, 5, 2, 6, 3, 7],
 )
 def check_concat_perm(answer: list[int] | torch.Tensor) -> None:
-    """Column order ``perm`` (d_model = 8) such that ``concat[:, perm]`` is in (sin, cos) pairs."""
+    """Column order ``perm`` (d_model = 8) such that ``concat[:, perm]`` is in (sin, cos) pairs.
+
+    Args:
+        answer: 8 column indices, a list or an integer tensor.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, list | tuple | torch.Tensor),
         f"answer must be a list or tensor of 8 column indices, got {type(answer).__name__}",

@@ -38,7 +38,15 @@ def _packed_reference(lengths: list[int]) -> torch.Tensor:
     right_answer=lambda: _packed_reference,
 )
 def check_packed(answer: Callable[[list[int]], torch.Tensor]) -> None:
-    """``answer(lengths)``: positions that restart at 0 at every packed document."""
+    """``answer(lengths)``: positions that restart at 0 at every packed document.
+
+    Args:
+        answer: the reader's function ``packed_position_ids(lengths)``, returning a 1-D tensor
+            of ``sum(lengths)`` ids.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function packed_position_ids(lengths), got {type(answer).__name__}",
@@ -94,7 +102,15 @@ def _left_padded(lengths: list[int], width: int) -> torch.Tensor:
     right_answer=lambda: lambda mask: mask.long().sum(-1, keepdim=True),
 )
 def check_next_position(answer: Callable[[torch.Tensor], torch.Tensor]) -> None:
-    """``answer(attention_mask)``: ``[B, 1]`` positions of each row's next generated token."""
+    """``answer(attention_mask)``: ``[B, 1]`` positions of each row's next generated token.
+
+    Args:
+        answer: the reader's function ``next_position_ids(attention_mask)`` of a
+            left-padded ``[B, T]`` mask, returning ``[B, 1]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function next_position_ids(attention_mask), got {type(answer).__name__}",
@@ -149,7 +165,15 @@ def _roberta_reference(input_ids: torch.Tensor, padding_idx: int) -> torch.Tenso
     right_answer=lambda: _roberta_reference,
 )
 def check_roberta_ids(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
-    """``answer(input_ids, padding_idx)`` must equal transformers' RoBERTa position ids."""
+    """``answer(input_ids, padding_idx)`` must equal transformers' RoBERTa position ids.
+
+    Args:
+        answer: the reader's function ``roberta_position_ids(input_ids, padding_idx)``,
+            returning ids of ``input_ids``' shape.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         "answer must be a function roberta_position_ids(input_ids, padding_idx), got "

@@ -88,7 +88,15 @@ def _partial_right(x: torch.Tensor, positions: torch.Tensor, rotary_dim: int) ->
     right_answer=lambda: _partial_right,
 )
 def check_partial_rotary(answer: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]) -> None:
-    """``answer(x, positions, rotary_dim)``: RoPE on the first ``rotary_dim`` dims, rest unchanged."""
+    """``answer(x, positions, rotary_dim)``: RoPE on the first ``rotary_dim`` dims, rest unchanged.
+
+    Args:
+        answer: the reader's function ``partial_rope(x, positions, rotary_dim)``,
+            returning a tensor of ``x``'s shape and dtype.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function partial_rope(x, positions, rotary_dim), got "
@@ -175,7 +183,14 @@ def _score_via_lib(q: torch.Tensor, k: torch.Tensor, delta: int, pairing: str) -
     right_answer=lambda: lambda q, k, delta: _score_via_lib(q, k, delta, "half"),
 )
 def check_relative_score(answer: Callable[[torch.Tensor, torch.Tensor, int], float]) -> None:
-    """``answer(q, k, delta)`` must equal ⟨R_m q, R_n k⟩ (half pairing, base 10,000), m − n = delta."""
+    """``answer(q, k, delta)`` must equal ⟨R_m q, R_n k⟩ (half pairing, base 10,000), m − n = delta.
+
+    Args:
+        answer: the reader's function ``score(q, k, delta)``, returning a number.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         f"answer must be a function score(q, k, delta), got {type(answer).__name__}",
@@ -262,7 +277,15 @@ def _decode_cases():
 def check_decode_step(
     answer: Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
 ) -> None:
-    """``answer(q, k, v, k_cache, v_cache)`` -> (out, k_cache, v_cache) for one new token."""
+    """``answer(q, k, v, k_cache, v_cache)`` -> (out, k_cache, v_cache) for one new token.
+
+    Args:
+        answer: the reader's function ``decode_step(q, k, v, k_cache, v_cache)``, returning
+            ``(out, k_cache, v_cache)`` with the new key and value appended to the caches.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         callable(answer),
         "answer must be a function decode_step(q, k, v, k_cache, v_cache), got "
@@ -329,7 +352,14 @@ def check_decode_step(
     right_answer=lambda: 128,
 )
 def check_bf16_step(answer: int) -> None:
-    """The spacing of bfloat16 numbers in [2^14, 2^15): 2^(14 − 7) = 128."""
+    """The spacing of bfloat16 numbers in [2^14, 2^15): 2^(14 − 7) = 128.
+
+    Args:
+        answer: the spacing, an int.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
         f"answer must be an int (tokens), got {type(answer).__name__}",

@@ -80,7 +80,14 @@ def _next_wrong() -> list:
     right_answer=_next_right,
 )
 def check_next_text_start(answer: object) -> None:
-    """``answer``: an int, the id of the first text token after text 5 / video (16, 8, 8)."""
+    """``answer``: an int, the id of the first text token after text 5 / video (16, 8, 8).
+
+    Args:
+        answer: the position id, an int.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, int) and not isinstance(answer, bool),
         f"expected one position id (an int), got {type(answer).__name__} {answer!r}",
@@ -141,7 +148,14 @@ def _interleaved_wrong() -> list:
     right_answer=lambda: _interleaved_right().tolist(),
 )
 def check_interleaved_axes(answer: object) -> None:
-    """``answer``: 64 ints (0 = t, 1 = h, 2 = w), the axis of each slot, sections [24, 20, 20]."""
+    """``answer``: 64 ints (0 = t, 1 = h, 2 = w), the axis of each slot, sections [24, 20, 20].
+
+    Args:
+        answer: 64 axis numbers, a list or an integer tensor.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     got = _long_tensor(answer, "64 axis numbers").flatten()
     require(
         got.numel() == INTERLEAVED_D_HALF,
@@ -179,7 +193,16 @@ ANGLES_SECTIONS = (2, 3, 3)
 
 
 def angles_inputs() -> tuple[torch.Tensor, torch.Tensor]:
-    """The exercise's inputs: position ids ``[3, T]`` and ``inv_freq [8]`` (base 10000)."""
+    """The exercise's inputs: position ids ``[3, T]`` and ``inv_freq [8]`` (base 10000).
+
+    Returns:
+        ``(position_ids, inv_freq)``: the M-RoPE ids of the exercise's segments
+        (:func:`lib.mrope.mrope_position_ids`) and the RoPE inverse frequencies for
+        ``d_head = 16`` (:func:`lib.rope.rope_inv_freq`).
+
+    Shapes:
+        -> position_ids: [3, T], inv_freq: [8]
+    """
     return mrope_position_ids(ANGLES_SEGMENTS), rope_inv_freq(ANGLES_D_HEAD)
 
 
@@ -205,7 +228,14 @@ def _angles_wrong() -> list:
     right_answer=_angles_right,
 )
 def check_chunked_angles(answer: object) -> None:
-    """``answer``: a float tensor ``[T, 8]``, chunked M-RoPE angles with sections (2, 3, 3)."""
+    """``answer``: a float tensor ``[T, 8]``, chunked M-RoPE angles with sections (2, 3, 3).
+
+    Args:
+        answer: the angles, a floating tensor ``[T, 8]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     answer = require_tensor(
         answer, f"expected a floating tensor [T, 8], got {type(answer).__name__}", kind="floating"
     )

@@ -62,7 +62,14 @@ def _wrong_slopes_24() -> list:
     right_answer=lambda: alibi_slopes(N_HEADS_24).tolist(),
 )
 def check_slopes_24(answer: object) -> None:
-    """``answer``: the 24 slopes, head 1 first, as a list or a tensor ``[24]``."""
+    """``answer``: the 24 slopes, head 1 first, as a list or a tensor ``[24]``.
+
+    Args:
+        answer: 24 slopes, a list of numbers or a tensor ``[24]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     slopes = _as_float64_tensor(answer, "24 slopes").flatten()
     require(
         slopes.numel() == N_HEADS_24,
@@ -113,7 +120,14 @@ def _nearest_share() -> float:
     right_answer=_nearest_share,
 )
 def check_nearest_share(answer: object) -> None:
-    """``answer``: a float, the weight of key ``j = i`` for query ``i = 1000``, slope 1/4."""
+    """``answer``: a float, the weight of key ``j = i`` for query ``i = 1000``, slope 1/4.
+
+    Args:
+        answer: the attention weight, a real number in (0, 1).
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
     value = require_real(answer, f"expected a number (a float), got {type(answer).__name__}")
@@ -166,7 +180,14 @@ def _wrong_relative() -> list:
     right_answer=lambda: alibi_bias(BLOOM_HEADS, BLOOM_LEN),
 )
 def check_bloom_to_relative(answer: object) -> None:
-    """``answer``: ``[4, 6, 6]``, the causal bias ``−m_h (i − j)`` (``−inf`` for ``j > i``)."""
+    """``answer``: ``[4, 6, 6]``, the causal bias ``−m_h (i − j)`` (``−inf`` for ``j > i``).
+
+    Args:
+        answer: the bias, a floating tensor ``[4, 6, 6]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     answer = require_tensor(
         answer,
         f"expected a floating tensor [4, 6, 6], got {type(answer).__name__}",
@@ -246,7 +267,14 @@ def _buckets_wrong() -> list:
     right_answer=_buckets_right,
 )
 def check_t5_buckets(answer: object) -> None:
-    """``answer``: int tensor ``[201]``, T5 encoder buckets of offsets −100..100 (16 buckets, 40)."""
+    """``answer``: int tensor ``[201]``, T5 encoder buckets of offsets −100..100 (16 buckets, 40).
+
+    Args:
+        answer: the buckets, an integer tensor ``[201]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     answer = require_tensor(
         answer,
         f"expected an integer tensor of buckets, got {type(answer).__name__} "

@@ -45,6 +45,12 @@ def check_untrained_rows(answer: int) -> None:
     Rows ``L .. 4L−1`` are never read at length ``L``; row ``L − 1`` is read, but only by the
     last position, whose prediction is never scored and which no later query attends to, so
     its gradient is zero.
+
+    Args:
+        answer: the number of parameters, an int.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
     """
     require(
         _is_int(answer),
@@ -80,7 +86,14 @@ def check_untrained_rows(answer: int) -> None:
     right_answer=lambda: torch.arange(MAX_LEN, dtype=torch.float32) / 4,
 )
 def check_pi_angles(answer: torch.Tensor) -> None:
-    """Angles of pair 0 (θ_0 = 1) under linear interpolation at T = 128: ``m / 4``."""
+    """Angles of pair 0 (θ_0 = 1) under linear interpolation at T = 128: ``m / 4``.
+
+    Args:
+        answer: the angles, a tensor ``[128]``, one per position.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, torch.Tensor),
         f"answer must be a torch.Tensor of angles, got {type(answer).__name__}",
@@ -116,7 +129,14 @@ def check_pi_angles(answer: torch.Tensor) -> None:
     right_answer=lambda: -127 / 256,
 )
 def check_alibi_far(answer: float) -> None:
-    """Bias of the flattest of 4 ALiBi heads at distance 127: ``−2^(−8) · 127``."""
+    """Bias of the flattest of 4 ALiBi heads at distance 127: ``−2^(−8) · 127``.
+
+    Args:
+        answer: the bias, a number.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
     require(
         isinstance(answer, (int, float)) and not isinstance(answer, bool),
         f"answer must be a number, got {type(answer).__name__} {answer!r}",
@@ -184,6 +204,14 @@ def check_far_experiment(answer: dict) -> None:
 
     The checker reads the two :class:`lib.lab.EnsembleEval` results, takes the median accuracy
     over the seeds of each, and accepts the answer when the prediction names the higher one.
+
+    Args:
+        answer: ``{"prediction": "plain" or "yarn", "plain": EnsembleEval,
+            "yarn": EnsembleEval}``, the two results of :func:`lib.lab.evaluate_ensemble` at
+            T = 8L, condition ``"seen"``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
     """
     require(
         isinstance(answer, dict) and {"prediction", "plain", "yarn"} <= set(answer),
