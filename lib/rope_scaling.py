@@ -635,10 +635,12 @@ def critical_dimension(d_head: int, base: float, train_len: int) -> int:
 
     RoPE dimensions come in pairs; pair n has period (wavelength) T_n = 2π · base^(2n/d). The
     first ``d_extra / 2`` pairs have T_n ≤ T_train, so training showed them every angle; the other
-    ``d − d_extra`` dimensions saw only part of one period, and Liu et al. (Lemma 1) locate the
+    ``d − d_extra`` dimensions saw only part of one period, and Liu et al. locate the
     extrapolation problem in them. For Llama 2 (d = 128, base 10,000, T_train = 4,096) the formula
-    gives 92, as the authors report. The value is clipped to [0, d_head] (below 2π tokens the
-    logarithm is negative; for a long enough T_train every pair turns).
+    gives 92, as the authors report. The paper's RoPE has base 10,000 (θ_n = 10000^(−2n/d)), so it
+    states the formula for that base (log_10000); the ``base`` argument here generalises it. The
+    value is clipped to [0, d_head] (below 2π tokens the logarithm is negative; for a long enough
+    T_train every pair turns).
 
     Equation:
         d_extra = 2 · ⌈(d/2) · log_base(T_train / (2π))⌉
@@ -661,8 +663,8 @@ def critical_dimension(d_head: int, base: float, train_len: int) -> int:
         scalars only.
 
     References:
-        Liu et al., Scaling Laws of RoPE-based Extrapolation, arXiv:2310.05209 (Lemma 1,
-        critical dimension for extrapolation).
+        Liu et al., Scaling Laws of RoPE-based Extrapolation, arXiv:2310.05209 (critical
+        dimension for extrapolation).
     """
     d_head = check_even("d_head", d_head)
     base = check_base("base", base)
