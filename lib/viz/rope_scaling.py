@@ -77,15 +77,12 @@ def method_style(method: str) -> tuple[str, str]:
 
 
 def _methods(names: Sequence[str], methods: Mapping[str, str] | None) -> list[str | None]:
-    """The method of each curve: ``methods[name]`` if given (None: no method), else the legacy
-    rule, a label whose first word is a method key (``"yarn (β_fast = 32)"``); chapter 9 still
-    relies on it until its calls pass ``methods``."""
-    if methods is not None:
-        for method in methods.values():
-            method_style(method)  # a known method, or ValueError
-        return [methods.get(n) for n in names]
-    words = [str(n).replace(":", " ").replace(",", " ").split() for n in names]
-    return [w[0].lower() if w and w[0].lower() in METHOD_STYLES else None for w in words]
+    """The method of each curve: ``methods[name]`` (None: no method); a label is never read."""
+    if methods is None:
+        return [None] * len(names)
+    for method in methods.values():
+        method_style(method)  # a known method, or ValueError
+    return [methods.get(n) for n in names]
 
 
 def _assign_styles(
@@ -213,7 +210,8 @@ def wavelength_figure(
         curves: name -> inverse frequencies ``[d_half]`` (float tensors, all the same length).
         context_lengths: label -> a length in tokens (> 0), drawn as a horizontal line.
         methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
-            colour and dash; default: a name whose first word is a method key.
+            colour and dash; a curve without one (and every curve by default) takes the
+            first free palette colour.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
         height: figure height in pixels.
 
@@ -492,7 +490,8 @@ def scaling_methods_figure(
         active: the step shown first.
         prefix: text before the slider's current value.
         methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
-            colour and dash; default: a name whose first word is a method key.
+            colour and dash; a curve without one (and every curve by default) takes the
+            first free palette colour.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
     Returns:
@@ -612,7 +611,8 @@ def curves_figure(
         log_x, log_y: logarithmic axes.
         vlines, hlines: label -> position of a dotted reference line.
         methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
-            colour and dash; default: a name whose first word is a method key.
+            colour and dash; a curve without one (and every curve by default) takes the
+            first free palette colour.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
         height: figure height in pixels.
 

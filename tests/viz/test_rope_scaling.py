@@ -56,14 +56,21 @@ def test_method_style_is_looked_up_by_method_key_for_every_method_of_lib():
     assert set(colours) <= set(LINE_COLOURS)  # Okabe–Ito, never yellow
 
 
-def test_explicit_methods_override_the_label_rule():
+def test_styles_come_from_methods_never_from_labels():
     theta = hand_inv_freq(8, 10000.0)
     curves = {"β_fast = 32": theta, "llama3 at 8": theta / 2}
     fig = wavelength_figure(curves, {"L": 100}, methods={"β_fast = 32": "yarn"})
     assert fig.data[0].line.color == METHOD_STYLES["yarn"][0]
-    assert fig.data[1].line.color != METHOD_STYLES["llama3"][0]  # methods given: no label rule
-    legacy = wavelength_figure(curves, {"L": 100})
-    assert legacy.data[1].line.color == METHOD_STYLES["llama3"][0]
+    assert fig.data[1].line.color != METHOD_STYLES["llama3"][0]  # a label is not read
+    # no methods: no label is read either, every curve takes the next free palette colour
+    for plain in (
+        wavelength_figure({"llama3": theta, "yarn": theta / 2}, {"L": 100}),
+        curves_figure(
+            [1.0, 2.0], {"llama3": [1.0, 2.0], "yarn": [2.0, 3.0]}, x_title="", y_title=""
+        ),
+    ):
+        assert [t.line.color for t in plain.data[:2]] == list(LINE_COLOURS[:2])
+    assert LINE_COLOURS[:2] != (METHOD_STYLES["llama3"][0], METHOD_STYLES["yarn"][0])
     with pytest.raises(ValueError, match="method"):
         wavelength_figure(curves, {"L": 100}, methods={"β_fast = 32": "nope"})
 
@@ -74,6 +81,11 @@ def test_two_curves_of_one_method_get_different_colours_and_never_yellow():
         {4.0: {"default": theta, "longrope (short)": theta / 2, "longrope (long)": theta / 4}},
         theta,
         100,
+        methods={
+            "default": "default",
+            "longrope (short)": "longrope",
+            "longrope (long)": "longrope",
+        },
     )
     colours = [t.line.color for t in fig.data[2::2][:3]]  # left-panel traces after the 2 references
     assert colours[1] == METHOD_STYLES["longrope"][0]
@@ -260,6 +272,7 @@ def test_curves_figure_draws_curves_and_reference_lines():
         log_x=True,
         vlines={"s = 2": 2.0},
         hlines={"one": 1.0},
+        methods={"yarn": "yarn"},
     )
     yarn, other, vline, hline = fig.data
     assert yarn.line.color == METHOD_STYLES["yarn"][0]
