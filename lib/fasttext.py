@@ -15,6 +15,16 @@ returns a word vector (``FastText::getWordVector``). This module averages, as th
 The training itself is skip-gram with negative sampling, run by
 :func:`lib.word2vec.fit_negative_sampling`; only the centre word's input vector changes.
 
+Differences from the reference, besides those :mod:`lib.word2vec` lists for word2vec.c (a fixed
+window where ``FastText::skipgram`` draws one in 1..ws per word; Adam on minibatches instead of
+SGD): negatives are drawn in proportion to count^0.75, as in word2vec.c, where the reference
+builds its table from ``pow(count, 0.5)`` (``NegativeSamplingLoss`` in ``src/loss.cc``); the
+gradient of the average reaches each of the word's rows divided by len(G_w) (autograd of the
+mean), where ``Model::update`` (``src/model.cc``) adds the undivided gradient to every input
+row (it divides only for supervised models, ``normalizeGradient_``, set in ``src/fasttext.cc``);
+a negative equal to the positive word is kept, where ``NegativeSamplingLoss::getNegative``
+draws again (``while (target == negative)``).
+
 Equation:
     v_w = (1/len(G_w)) Σ_{g ∈ G_w} z_g,   loss(c, o) = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
 
@@ -295,7 +305,8 @@ def train_fasttext(
 ) -> tuple[FastTextSkipGram, Vocab, TrainingHistory]:
     """Train fastText's skip-gram (n-gram input vectors, negative sampling); deterministic.
 
-    The same loop, examples and noise distribution as :func:`lib.word2vec.train_skipgram`
+    The same loop, examples and noise distribution (count^0.75, word2vec.c's; the reference
+    fastText uses count^0.5, see the module docstring) as :func:`lib.word2vec.train_skipgram`
     (:func:`lib.word2vec.fit_negative_sampling`); only the model differs. The default
     ``buckets`` is small for a small corpus (the reference uses 2,000,000).
 

@@ -17,7 +17,13 @@ Differences from the reference C tool (they are hyper-parameters in the sense of
 Dagan 2015, not details of speed): the window is fixed (the C tool draws a window size in
 1..window for every centre word, which weights near contexts more); updates are Adam on minibatches
 instead of SGD with a linearly decaying learning rate, one example at a time, which also changes the
-lengths the vectors end up with; a negative that equals the positive word is kept, not skipped.
+lengths the vectors end up with; a negative that equals the positive word is kept, not skipped
+(``if (target == word) continue;`` in word2vec.c). CBOW: the gradient of the mean ``h`` reaches
+each context vector divided by len(C), as in kōan (İrsoy, Benton & Stratos, arXiv:2012.15332);
+word2vec.c averages on the way in (``neu1[c] /= cw``) but adds the undivided gradient of ``h``
+to every context vector on the way back (its "hidden -> in" loop, ``syn0[...] += neu1e[c]``),
+an update İrsoy et al. call a bug. (The C tool also starts CBOW at ``alpha = 0.05``, twice
+skip-gram's 0.025; here the learning rate is an argument, the same default for both.)
 
 References:
     Mikolov et al., Efficient Estimation of Word Representations in Vector Space, arXiv:1301.3781.
@@ -25,6 +31,7 @@ References:
     arXiv:1310.4546.
     Arora et al., Linear Algebraic Structure of Word Senses, with Applications to Polysemy,
     arXiv:1601.03764 (:func:`add_pseudowords`, :func:`mixture_weights`).
+    İrsoy, Benton & Stratos, Corrected CBOW Performs as well as Skip-gram, arXiv:2012.15332.
 """
 
 from __future__ import annotations
@@ -377,7 +384,9 @@ class CBOWNS(SkipGramNS):
     """CBOW with negative sampling: predict the centre word from the mean of its context vectors.
 
     Same tables and initialisation as :class:`SkipGramNS`; ``forward(centre, contexts,
-    negatives)`` takes every example's context ids padded with −1.
+    negatives)`` takes every example's context ids padded with −1. Autograd of the mean gives each
+    context vector 1/len(C) of the gradient of h (word2vec.c adds all of it to each; see the
+    module docstring).
 
     Equation:
         h = (1/len(C)) Σ_{o∈C} v_o,   loss(c, C) = −log σ(u_c · h) − Σ_k log σ(−u_{n_k} · h)
