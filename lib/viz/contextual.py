@@ -30,11 +30,7 @@ from lib.viz.core import (
     slider_figure,
 )
 
-__all__ = ["layer_labels", "layer_similarity_figure", "token_cosines", "token_similarity_slider"]
-
-#: Token-by-token cosines at every layer, ``[L + 1, T, d] -> [L + 1, T, T]``: the name chapter 3
-#: imports for :func:`lib.similarity.cosine_matrix`.
-token_cosines = cosine_matrix
+__all__ = ["layer_labels", "layer_similarity_figure", "token_similarity_slider"]
 
 
 def layer_labels(n_layers: int) -> list[str]:

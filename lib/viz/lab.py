@@ -44,7 +44,9 @@ SCHEME_STYLE: dict[str, dict[str, str]] = {
     "rope+ft": {"color": OKABE_ITO[0], "dash": "longdash", "symbol": "cross"},
 }
 
-_FALLBACK = {"color": OKABE_ITO[3], "dash": "solid", "symbol": "circle"}
+#: A name outside the registry (e.g. chapter 9's "rope+yarn (no temp.)" ablation row): grey with its
+#: own dash and marker, so it never looks like a registered scheme it is compared with.
+_FALLBACK = {"color": OKABE_ITO[7], "dash": "longdashdot", "symbol": "star-open"}
 
 
 def _style(name: str) -> dict[str, str]:

@@ -30,7 +30,6 @@ __all__ = [
     "AXIS_COLORS",
     "AXIS_NAMES",
     "position_ids_figure",
-    "segment_spans",  # re-exported from lib.mrope for chapter 10
     "slot_frequencies_figure",
     "token_map_figure",
 ]

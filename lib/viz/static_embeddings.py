@@ -27,14 +27,12 @@ from plotly.subplots import make_subplots
 
 from lib._checks import check_floating, check_int, check_positive_float
 from lib.glove import glove_weight
-from lib.similarity import cosine_matrix, pca_2d
+from lib.similarity import pca_2d
 from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, palette, rounded, slider_figure
 
 __all__ = [
-    "cosine_matrix",  # re-exported from lib.similarity for chapter 2
     "glove_weight_figure",
     "offset_pairs_figure",
-    "pca_2d",  # re-exported from lib.similarity for chapter 2
     "similarity_heatmaps",
     "training_projection_slider",
 ]

@@ -22,6 +22,7 @@ from lib.viz.lab import (
     per_position_figure,
 )
 
+
 def test_scheme_styles_cover_every_scheme_and_variant_of_lib_and_avoid_yellow():
     names = set(POSITION_SCHEMES) | set(SCALED_VARIANTS) | set(FINE_TUNED_VARIANTS)
     assert set(SCHEME_STYLE) == names  # fails when lib.lab gains a scheme without a style

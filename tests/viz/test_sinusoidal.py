@@ -120,7 +120,9 @@ def test_dot_product_curves_errors():
         dot_product_curves([0, 1], {})
     with pytest.raises(ValueError, match="offsets must have shape 1-D"):
         dot_product_curves(torch.zeros(2, 2), {"a": [1.0]})
-    with pytest.raises(TypeError, match="offsets must be a torch.Tensor or numpy array or sequence"):
+    with pytest.raises(
+        TypeError, match=r"offsets must be a torch\.Tensor or numpy array or sequence"
+    ):
         dot_product_curves(3, {"a": [1.0]})
 
 
