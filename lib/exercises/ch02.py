@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from lib.corpus import NATIONS, PEOPLE, VERBS, generate_corpus
+from lib.corpus import WORD_CLASSES, generate_corpus
 from lib.count_vectors import ppmi, svd_vectors
 from lib.exercises import ExerciseFailed, exercise, require
 from lib.glove import cooccurrence_matrix
@@ -19,15 +19,6 @@ CHAPTER = "02_static_embeddings"
 
 #: The "window" exercise: the chapter's corpus, PPMI + SVD vectors of this size, this threshold.
 CORPUS_SENTENCES, CORPUS_SEED, SVD_DIM, SHARE_THRESHOLD = 5000, 0, 32, 0.7
-
-#: The word classes of the chapter's corpus (words of one class can replace each other).
-WORD_CLASSES: dict[str, list[str]] = {
-    "people": list(PEOPLE),
-    "countries": [country for country, _, _, _ in NATIONS.values()],
-    "capitals": [capital for _, capital, _, _ in NATIONS.values()],
-    "present": list(VERBS),
-    "past": [past for past, _ in VERBS.values()],
-}
 
 
 # --- 1. the skip-gram negative-sampling loss ------------------------------------------------------
