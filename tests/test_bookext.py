@@ -334,3 +334,33 @@ def test_trim_css_keeps_what_the_site_may_use_and_drops_the_rest():
         "html[data-theme=dark] .used:hover{i:9}"
     )
     assert trim_css(out, {"used", "x"}) == out
+
+
+def test_equation_sections_become_literal_blocks_before_napoleon():
+    """``|x|``, ``**params`` and indented continuation lines of an Equation: section stay literal."""
+    from bookext.docstrings import literal_equation_sections
+
+    lines = [
+        "Summary.",
+        "",
+        "Equation:",
+        "    bias = −m · |i − j|",
+        "        (continued)",
+        "",
+        "Args:",
+        "    x: a value.",
+    ]
+    out = literal_equation_sections(lines)
+    assert out[:8] == [
+        "Summary.",
+        "",
+        ".. rubric:: Equation",
+        "",
+        "::",
+        "",
+        "    bias = −m · |i − j|",
+        "        (continued)",
+    ]
+    assert out[8:] == ["", "Args:", "    x: a value."]
+    assert "Equation:" not in out
+    assert literal_equation_sections(["No section."]) == ["No section."]
