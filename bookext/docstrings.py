@@ -54,6 +54,7 @@ def _process(app: Any, what: str, name: str, obj: Any, options: Any, lines: list
 
 
 def setup(app: Any) -> dict:
+    app.setup_extension("sphinx.ext.autodoc")  # the event is autodoc's
     # Before sphinx.ext.napoleon (priority 500), which would parse the section as reStructuredText.
     app.connect("autodoc-process-docstring", _process, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
