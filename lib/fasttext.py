@@ -39,14 +39,9 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from lib._checks import (
-    check_int,
-    check_positive_float,
-    check_positive_int,
-    check_token_ids,
-)
-from lib.vocab import TrainingHistory, Vocab, build_vocab, flatten
-from lib.word2vec import ARCHITECTURES, fit_negative_sampling, negative_sampling_loss
+from lib._checks import check_positive_int
+from lib.vocab import TrainingHistory, Vocab
+from lib.word2vec import ARCHITECTURES, SkipGramNS, fit_negative_sampling
 
 __all__ = [
     "FastTextSkipGram",
@@ -165,12 +160,13 @@ def subword_rows(
     return rows
 
 
-class FastTextSkipGram(nn.Module):
+class FastTextSkipGram(SkipGramNS):
     """Skip-gram whose input vector of a word is the mean of its word and n-gram rows.
 
     The input table has ``V + buckets`` rows (words, then hash buckets), initialised uniform in
     (−1/d, 1/d) as in the reference; the output table has V rows, initialised to zero.
-    ``forward(centre, context, negatives)`` has :class:`lib.word2vec.SkipGramNS`'s contract.
+    ``forward(centre, context, negatives)`` is :class:`lib.word2vec.SkipGramNS`'s; only
+    :meth:`input_vectors` differs.
 
     Equation:
         v_c = (1/len(G_c)) Σ_{g ∈ G_c} z_g,   loss = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
@@ -204,7 +200,7 @@ class FastTextSkipGram(nn.Module):
         maxn: int = 6,
         generator: torch.Generator | None = None,
     ):
-        super().__init__()
+        nn.Module.__init__(self)  # tables of its own, not SkipGramNS's [V, d] pair
         dim = check_positive_int("dim", dim)
         self.buckets = check_positive_int("buckets", buckets)
         self.minn, self.maxn = _check_n_range(minn, maxn)
@@ -225,38 +221,22 @@ class FastTextSkipGram(nn.Module):
         z = self.in_embed(torch.where(present, rows, 0)) * present[..., None]
         return z.sum(-2) / present.sum(-1, keepdim=True)
 
-    def forward(
-        self, centre: torch.Tensor, context: torch.Tensor, negatives: torch.Tensor
-    ) -> torch.Tensor:
-        """The negative-sampling loss of each pair, :class:`lib.word2vec.SkipGramNS`'s contract.
+    def input_vectors(self, ids: torch.Tensor) -> torch.Tensor:
+        """The input vectors v of the words ``ids``: the means of their word and n-gram rows.
 
         Equation:
-            v_c = (1/len(G_c)) Σ_{g ∈ G_c} z_g,   loss = −log σ(u_o · v_c) − Σ_k log σ(−u_k · v_c)
+            v_w = (1/len(G_w)) Σ_{g ∈ G_w} z_g
 
         Args:
-            centre: ids of the centre words c in the vocabulary, in ``[0, V)``.
-            context: ids of the context words o, in ``[0, V)``.
-            negatives: ids of the K noise words of each pair, in ``[0, V)``.
+            ids: vocabulary ids in ``[0, V)`` (``forward`` checks them).
 
         Returns:
-            One loss per pair, float.
-
-        Raises:
-            TypeError: an id tensor is not an integer tensor.
-            ValueError: an id is outside ``[0, V)``.
+            v_w for each id: the mean of the rows ``self.subwords[w]`` lists.
 
         Shapes:
-            centre: [B], context: [B], negatives: [B, K] -> [B]
-
-        References:
-            Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
+            ids: [...] -> [..., d]
         """
-        V = len(self.vocab)
-        for name, t in (("centre", centre), ("context", context), ("negatives", negatives)):
-            check_token_ids(t, V, name)
-        table = self._mean_rows(self.subwords)  # [V, d]: every word once, then gather
-        v_c = table[centre]  # [B, d]
-        return negative_sampling_loss(v_c, self.out_embed(context), self.out_embed(negatives))
+        return self._mean_rows(self.subwords)[ids]  # every word once ([V, d]), then gather
 
     def vectors(self) -> torch.Tensor:
         """The vocabulary's word vectors, each the mean of its word and n-gram rows.
@@ -327,32 +307,20 @@ def train_fasttext(
     References:
         Bojanowski et al., Enriching Word Vectors with Subword Information, arXiv:1607.04606.
     """
-    dim = check_positive_int("dim", dim)
-    window = check_positive_int("window", window)
-    negatives = check_positive_int("negatives", negatives)
-    epochs = check_positive_int("epochs", epochs)
-    lr = check_positive_float("lr", lr)
-    batch_size = check_positive_int("batch_size", batch_size)
-    seed = check_int("seed", seed, minimum=0)
-    if subsample is not None:
-        subsample = check_positive_float("subsample", subsample)
-    vocab = build_vocab(sentences, min_count=min_count)
-    ids, sentence_ids = flatten(sentences, vocab)
-    generator = torch.Generator().manual_seed(seed)
-    model = FastTextSkipGram(vocab, dim, buckets=buckets, minn=minn, maxn=maxn, generator=generator)
     _, make_pairs = ARCHITECTURES["skipgram"]
-    history = fit_negative_sampling(
-        model,
-        ids,
-        sentence_ids,
-        vocab,
+    return fit_negative_sampling(
+        sentences,
+        lambda vocab, d, generator: FastTextSkipGram(
+            vocab, d, buckets=buckets, minn=minn, maxn=maxn, generator=generator
+        ),
         make_pairs,
+        dim=dim,
         window=window,
         negatives=negatives,
         epochs=epochs,
         lr=lr,
         batch_size=batch_size,
+        min_count=min_count,
         subsample=subsample,
-        generator=generator,
+        seed=seed,
     )
-    return model, vocab, history

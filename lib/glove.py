@@ -34,7 +34,6 @@ __all__ = [
     "cooccurrence_matrix",
     "glove_loss",
     "glove_weight",
-    "train_glove",
     "train_glove_tables",
 ]
 
@@ -210,46 +209,6 @@ def _loss_on_entries(
     dot = (W[i] * W_tilde[j]).sum(-1)  # [M]
     residual = dot + b[i] + b_tilde[j] - torch.log(x)
     return (glove_weight(x, x_max, alpha) * residual**2).sum()
-
-
-def train_glove(
-    X: torch.Tensor,
-    dim: int = 32,
-    epochs: int = 30,
-    lr: float = 0.05,
-    seed: int = 0,
-    *,
-    x_max: float = 100.0,
-    alpha: float = 0.75,
-    batch_size: int = 2048,
-) -> tuple[torch.Tensor, TrainingHistory]:
-    """Fit GloVe to a co-occurrence matrix and return the paper's word vectors W + W̃.
-
-    Same arguments as :func:`train_glove_tables`, which also returns the two tables separately.
-
-    Equation:
-        vectors = W + W̃, fitted to minimise J (see :func:`glove_loss`)
-
-    Args:
-        X: the co-occurrence matrix. dim, epochs, lr, seed, x_max, alpha, batch_size: as for
-            :func:`train_glove_tables`.
-
-    Returns:
-        ``(W + W̃, history)``.
-
-    Raises:
-        ValueError / TypeError: as :func:`train_glove_tables`.
-
-    Shapes:
-        X: [V, V] -> [V, dim]
-
-    References:
-        Pennington et al., GloVe, EMNLP 2014, section 4.2.
-    """
-    W, W_tilde, history = train_glove_tables(
-        X, dim, epochs, lr, seed, x_max=x_max, alpha=alpha, batch_size=batch_size
-    )
-    return W + W_tilde, history
 
 
 def train_glove_tables(

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +52,7 @@ from lib._checks import (
     check_ndim,
     check_positive_float,
     check_positive_int,
+    check_rows_and_vector,
     check_token_ids,
 )
 from lib.similarity import cosine_with
@@ -341,6 +343,20 @@ class SkipGramNS(nn.Module):
         for name, t in ids.items():
             check_token_ids(t, self.out_embed.num_embeddings, name)
 
+    def input_vectors(self, ids: torch.Tensor) -> torch.Tensor:
+        """The input vectors v of the words ``ids``: rows of the input table.
+
+        Args:
+            ids: vocabulary ids in ``[0, V)`` (``forward`` checks them).
+
+        Returns:
+            v_w for each id, the input table's row w.
+
+        Shapes:
+            ids: [...] -> [..., d]
+        """
+        return self.in_embed(ids)
+
     def forward(
         self, centre: torch.Tensor, context: torch.Tensor, negatives: torch.Tensor
     ) -> torch.Tensor:
@@ -365,7 +381,7 @@ class SkipGramNS(nn.Module):
             centre: [B], context: [B], negatives: [B, K] -> [B]
         """
         self._check(centre=centre, context=context, negatives=negatives)
-        v_c = self.in_embed(centre)  # [B, d]
+        v_c = self.input_vectors(centre)  # [B, d]
         return negative_sampling_loss(v_c, self.out_embed(context), self.out_embed(negatives))
 
     def vectors(self) -> torch.Tensor:
@@ -454,67 +470,80 @@ ARCHITECTURES: dict[
     "cbow": (CBOWNS, _cbow_from_flat),
 }
 
+#: The model :func:`fit_negative_sampling` trains and returns (a :class:`SkipGramNS` or subclass).
+Model = TypeVar("Model", bound=SkipGramNS)
+
 
 def fit_negative_sampling(
-    model: nn.Module,
-    ids: torch.Tensor,
-    sentence_ids: torch.Tensor,
-    vocab: Vocab,
+    sentences: Sequence[Sequence[str]],
+    make_model: Callable[[Vocab, int, torch.Generator], Model],
     make_examples: Callable[[torch.Tensor, torch.Tensor, int], tuple[torch.Tensor, torch.Tensor]],
     *,
+    dim: int,
     window: int,
     negatives: int,
     epochs: int,
     lr: float,
     batch_size: int,
+    min_count: int,
     subsample: float | None,
-    generator: torch.Generator,
-    snapshot: Callable[[], torch.Tensor] | None = None,
+    seed: int,
     snapshot_every: int | None = None,
-) -> TrainingHistory:
-    """The training loop every negative-sampling model of :mod:`lib` shares (word2vec, fastText).
+) -> tuple[Model, Vocab, TrainingHistory]:
+    """The training every negative-sampling model of :mod:`lib` shares (word2vec, fastText).
 
-    Every epoch: optionally subsample the token stream, build the examples with ``make_examples``
-    (a (centre, context) pair per row for skip-gram, a centre and its contexts for CBOW), shuffle
-    them, draw ``negatives`` noise words per example from the unigram^(3/4) distribution, and take
-    one Adam step per minibatch on the mean of ``model(centres, contexts, noise)``.
+    Checks the options, builds the vocabulary and the token stream, seeds one generator and builds
+    the model with ``make_model(vocab, dim, generator)``. Then, every epoch: optionally subsample
+    the token stream, build the examples with ``make_examples`` (a (centre, context) pair per row
+    for skip-gram, a centre and its contexts for CBOW), shuffle them, draw ``negatives`` noise
+    words per example from the unigram^(3/4) distribution, and take one Adam step per minibatch
+    on the mean of ``model(centres, contexts, noise)``.
 
     Args:
-        model: a module whose ``forward(centre, context, negatives)`` returns one loss per example.
-        ids: the token stream. sentence_ids: the sentence of each token.
-        vocab: the :class:`lib.vocab.Vocab` of ``ids``.
+        sentences: tokenised sentences.
+        make_model: ``(vocab, dim, generator) -> model``, a :class:`SkipGramNS` (or subclass)
+            whose ``forward(centre, context, negatives)`` returns one loss per example.
         make_examples: ``(ids, sentence_ids, window) -> (centres, contexts)``.
-        window: context half-width. negatives: K. epochs: passes. lr: Adam's learning rate.
-        batch_size: examples per step. subsample: threshold t, or None.
-        generator: the only source of randomness.
-        snapshot: returns the current word vectors; called at epoch 0 and every
-            ``snapshot_every`` epochs (and after the last) if both are given.
-        snapshot_every: see ``snapshot``.
+        dim, window, negatives, epochs, lr, batch_size, min_count, subsample, seed,
+            snapshot_every: as for :func:`train_word2vec`.
 
     Returns:
-        A :class:`lib.vocab.TrainingHistory`: mean loss per epoch and the snapshots.
+        ``(model, vocab, history)``: the trained model, its :class:`lib.vocab.Vocab` and a
+        :class:`lib.vocab.TrainingHistory` (mean loss per epoch, the snapshots of
+        ``model.vectors()``).
 
     Raises:
-        ValueError: the corpus gives no training example.
-
-    Shapes:
-        ids: [N], sentence_ids: [N]
+        ValueError: an option is out of range, or the corpus gives no training example.
 
     References:
         Mikolov et al., Distributed Representations of Words and Phrases, arXiv:1310.4546.
     """
+    dim = check_positive_int("dim", dim)
+    window = check_positive_int("window", window)
+    negatives = check_positive_int("negatives", negatives)
+    epochs = check_positive_int("epochs", epochs)
+    lr = check_positive_float("lr", lr)
+    batch_size = check_positive_int("batch_size", batch_size)
+    seed = check_int("seed", seed, minimum=0)
+    if subsample is not None:
+        subsample = check_positive_float("subsample", subsample)
+    if snapshot_every is not None:
+        snapshot_every = check_positive_int("snapshot_every", snapshot_every)
+
+    vocab = build_vocab(sentences, min_count=min_count)
+    ids, sentence_ids = flatten(sentences, vocab)  # [N], [N]
+    generator = torch.Generator().manual_seed(seed)  # the only source of randomness
+    model = make_model(vocab, dim, generator)
     noise = unigram_distribution(vocab, 0.75)
     keep = subsample_keep_probability(vocab, subsample) if subsample is not None else None
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     history = TrainingHistory()
-    taking = snapshot is not None and snapshot_every is not None
 
     def take(epoch: int) -> None:
-        assert snapshot is not None  # narrowing for mypy: only called when taking
         history.snapshot_epochs.append(epoch)
-        history.snapshots.append(snapshot())
+        history.snapshots.append(model.vectors())
 
-    if taking:
+    if snapshot_every is not None:
         take(0)
     for epoch in range(1, epochs + 1):
         if keep is not None:
@@ -538,9 +567,9 @@ def fit_negative_sampling(
             optimizer.step()
             total += loss.item() * len(centres[start:stop])
         history.losses.append(total / len(centres))
-        if taking and (epoch % snapshot_every == 0 or epoch == epochs):  # type: ignore[operator]  # snapshot_every is an int when taking
+        if snapshot_every is not None and (epoch % snapshot_every == 0 or epoch == epochs):
             take(epoch)
-    return history
+    return model, vocab, history
 
 
 def train_word2vec(
@@ -595,40 +624,22 @@ def train_word2vec(
         Mikolov et al., Distributed Representations of Words and Phrases, arXiv:1310.4546.
     """
     architecture = check_choice("architecture", architecture, tuple(ARCHITECTURES))
-    dim = check_positive_int("dim", dim)
-    window = check_positive_int("window", window)
-    negatives = check_positive_int("negatives", negatives)
-    epochs = check_positive_int("epochs", epochs)
-    lr = check_positive_float("lr", lr)
-    batch_size = check_positive_int("batch_size", batch_size)
-    seed = check_int("seed", seed, minimum=0)
-    if subsample is not None:
-        subsample = check_positive_float("subsample", subsample)
-    if snapshot_every is not None:
-        snapshot_every = check_positive_int("snapshot_every", snapshot_every)
-
-    vocab = build_vocab(sentences, min_count=min_count)
-    ids, sentence_ids = flatten(sentences, vocab)
     model_class, make_examples = ARCHITECTURES[architecture]
-    generator = torch.Generator().manual_seed(seed)
-    model = model_class(len(vocab), dim, generator=generator)
-    history = fit_negative_sampling(
-        model,
-        ids,
-        sentence_ids,
-        vocab,
+    return fit_negative_sampling(
+        sentences,
+        lambda vocab, d, generator: model_class(len(vocab), d, generator=generator),
         make_examples,
+        dim=dim,
         window=window,
         negatives=negatives,
         epochs=epochs,
         lr=lr,
         batch_size=batch_size,
+        min_count=min_count,
         subsample=subsample,
-        generator=generator,
-        snapshot=model.vectors,
+        seed=seed,
         snapshot_every=snapshot_every,
     )
-    return model, vocab, history
 
 
 def train_skipgram(
@@ -889,13 +900,7 @@ def mixture_weights(target: torch.Tensor, parts: torch.Tensor) -> tuple[torch.Te
     References:
         Arora et al., Linear Algebraic Structure of Word Senses, arXiv:1601.03764.
     """
-    target = check_floating("target", target)
-    parts = check_floating("parts", parts)
-    if target.dim() != 1 or parts.dim() != 2 or parts.shape[1] != target.shape[0]:
-        raise ValueError(
-            f"target must be [d] and parts [k, d], got {tuple(target.shape)} and "
-            f"{tuple(parts.shape)}"
-        )
+    parts, target = check_rows_and_vector("parts", parts, "target", target)
     if parts.shape[0] > parts.shape[1]:
         raise ValueError(f"parts must have at most d = {parts.shape[1]} rows, got {parts.shape[0]}")
     A = parts.detach().double().T  # [d, k]

@@ -15,7 +15,7 @@ from lib.glove import (
     cooccurrence_matrix,
     glove_loss,
     glove_weight,
-    train_glove,
+    train_glove_tables,
 )
 from lib.word2vec import analogy, build_vocab
 
@@ -140,8 +140,8 @@ def fitted():
     sentences = generate_corpus(5000, seed=0)
     vocab = build_vocab(sentences)
     X = cooccurrence_matrix(sentences, vocab, window=5, across_sentences=True)
-    vectors, history = train_glove(X, dim=32, epochs=30, seed=0)
-    return vectors, history, vocab
+    W, W_tilde, history = train_glove_tables(X, dim=32, epochs=30, seed=0)
+    return W + W_tilde, history, vocab  # the paper's word vectors
 
 
 def test_training_reduces_the_loss(fitted):
@@ -161,21 +161,21 @@ def test_analogies_on_the_generated_corpus(fitted):
 
 def test_training_is_deterministic():
     X = cooccurrence_matrix(generate_corpus(200, 1), build_vocab(generate_corpus(200, 1)), 3)
-    v1, h1 = train_glove(X, dim=4, epochs=2, seed=3)
-    v2, h2 = train_glove(X, dim=4, epochs=2, seed=3)
-    v3, _ = train_glove(X, dim=4, epochs=2, seed=4)
-    assert torch.equal(v1, v2) and h1.losses == h2.losses
-    assert not torch.equal(v1, v3)
+    W1, Wt1, h1 = train_glove_tables(X, dim=4, epochs=2, seed=3)
+    W2, Wt2, h2 = train_glove_tables(X, dim=4, epochs=2, seed=3)
+    W3, _, _ = train_glove_tables(X, dim=4, epochs=2, seed=4)
+    assert torch.equal(W1, W2) and torch.equal(Wt1, Wt2) and h1.losses == h2.losses
+    assert not torch.equal(W1, W3)
 
 
 def test_train_errors():
     with pytest.raises(ValueError, match="X must be a square"):
-        train_glove(torch.ones(2, 3))
+        train_glove_tables(torch.ones(2, 3))
     with pytest.raises(ValueError, match="X must be non-negative"):
-        train_glove(-torch.ones(2, 2))
+        train_glove_tables(-torch.ones(2, 2))
     with pytest.raises(ValueError, match="positive entry"):
-        train_glove(torch.zeros(2, 2))
+        train_glove_tables(torch.zeros(2, 2))
     with pytest.raises(ValueError, match="dim"):
-        train_glove(torch.ones(2, 2), dim=0)
+        train_glove_tables(torch.ones(2, 2), dim=0)
     with pytest.raises(ValueError, match="lr"):
-        train_glove(torch.ones(2, 2), lr=0.0)
+        train_glove_tables(torch.ones(2, 2), lr=0.0)
