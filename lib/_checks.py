@@ -40,17 +40,17 @@ def check_int(name: str, value: object, *, minimum: int | None = None) -> int:
 
 
 def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int; it must be an integer >= 1.
+    """Return ``value`` as an int; it must be an integer >= 1 (a size, a count).
 
     Args:
         name: the argument's name, for the message.
-        value: the value to check (Python or numpy integer).
+        value: a Python or numpy integer, 1 or more.
 
     Returns:
-        ``int(value)``.
+        ``int(value)``, a Python int >= 1.
 
     Raises:
-        TypeError: ``value`` is not an integer.
+        TypeError: ``value`` is not an integer (or is a bool), as :func:`check_int`.
         ValueError: ``value < 1``.
     """
     return check_int(name, value, minimum=1)
@@ -61,14 +61,14 @@ def check_even(name: str, value: object) -> int:
 
     Args:
         name: the argument's name, for the message.
-        value: the value to check (Python or numpy integer).
+        value: a Python or numpy integer, positive and even.
 
     Returns:
-        ``int(value)``.
+        ``int(value)``, even and >= 2.
 
     Raises:
-        TypeError: ``value`` is not an integer.
-        ValueError: ``value < 1`` or odd.
+        TypeError: ``value`` is not an integer, as :func:`check_positive_int`.
+        ValueError: ``value < 1``, or ``value`` is odd (dimensions are rotated in pairs).
     """
     value = check_positive_int(name, value)
     if value % 2:
@@ -568,3 +568,34 @@ def check_real_array(
     if finite and not np.isfinite(array).all():
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return array
+
+
+def check_rows_and_vector(
+    rows_name: str, rows: object, vector_name: str, vector: object
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return a floating ``[n, d]`` table and a floating ``[d]`` vector of the same width.
+
+    Args:
+        rows_name: the table's argument name, for the message.
+        rows: a floating tensor, one vector per row.
+        vector_name: the vector's argument name, for the message.
+        vector: a floating tensor as wide as a row.
+
+    Returns:
+        ``(rows, vector)``, unchanged.
+
+    Raises:
+        TypeError: ``rows`` or ``vector`` is not a floating tensor.
+        ValueError: ``rows`` is not 2-D, ``vector`` not 1-D, or their widths differ.
+
+    Shapes:
+        rows: [n, d], vector: [d]
+    """
+    rows = check_floating(rows_name, rows)
+    vector = check_floating(vector_name, vector)
+    if rows.dim() != 2 or vector.dim() != 1 or rows.shape[1] != vector.shape[0]:
+        raise ValueError(
+            f"{rows_name} must be [n, d] and {vector_name} [d], got shapes "
+            f"{tuple(rows.shape)} and {tuple(vector.shape)}"
+        )
+    return rows, vector

@@ -21,7 +21,13 @@ from collections.abc import Mapping, Sequence
 import torch
 import torch.nn.functional as F
 
-from lib._checks import check_floating, check_index, check_int, check_positive_int
+from lib._checks import (
+    check_floating,
+    check_index,
+    check_int,
+    check_positive_int,
+    check_rows_and_vector,
+)
 
 __all__ = [
     "cosine_matrix",
@@ -408,12 +414,6 @@ def cosine_with(vectors: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
     References:
         Mikolov et al., Efficient Estimation of Word Representations, arXiv:1301.3781.
     """
-    vectors = check_floating("vectors", vectors)
-    query = check_floating("query", query)
-    if vectors.dim() != 2 or query.dim() != 1 or vectors.shape[1] != query.shape[0]:
-        raise ValueError(
-            f"vectors must be [V, d] and query [d], got shapes {tuple(vectors.shape)} and "
-            f"{tuple(query.shape)}"
-        )
+    vectors, query = check_rows_and_vector("vectors", vectors, "query", query)
     unit = F.normalize(vectors.detach().to(torch.float64), dim=-1)  # [V, d]
     return unit @ F.normalize(query.detach().to(torch.float64), dim=-1)  # [V]
