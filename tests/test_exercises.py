@@ -203,3 +203,24 @@ def test_require_real_returns_a_float_or_fails_with_the_message() -> None:
     for answer in [True, "0.5", None, 1j]:
         with pytest.raises(ExerciseFailed, match=r"^expected a number$"):
             require_real(answer, "expected a number")
+
+
+def test_require_int_returns_an_int_or_fails_with_the_message() -> None:
+    import numpy as np
+
+    from lib.exercises import require_int
+
+    assert require_int(3, "m") == 3 and type(require_int(np.int64(3), "m")) is int
+    for answer in [True, 3.0, "3", None, np.float32(3)]:
+        with pytest.raises(ExerciseFailed, match=r"^expected an int$"):
+            require_int(answer, "expected an int")
+
+
+def test_require_function_names_the_signature_it_wants() -> None:
+    from lib.exercises import require_function
+
+    require_function(len, "f(x)")  # a callable passes
+    with pytest.raises(ExerciseFailed, match=r"^answer must be a function f\(x\), got int$"):
+        require_function(3, "f(x)")
+    with pytest.raises(ExerciseFailed, match=r"^answer must be a function, got str$"):
+        require_function("f")

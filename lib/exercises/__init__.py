@@ -69,6 +69,21 @@ def require(condition: object, message: str) -> None:
         raise ExerciseFailed(message)
 
 
+def require_function(answer: object, signature: str = "") -> None:
+    """Raise with a message naming the expected ``signature`` unless ``answer`` is callable.
+
+    Args:
+        answer: the reader's answer.
+        signature: the function the exercise asks for, e.g. ``"embed(ids, E)"`` (or ``""``).
+
+    Raises:
+        ExerciseFailed: ``answer`` is not callable.
+    """
+    if not callable(answer):
+        expected = f"a function {signature}" if signature else "a function"
+        raise ExerciseFailed(f"answer must be {expected}, got {type(answer).__name__}")
+
+
 def require_tensor(
     answer: object, message: str, *, kind: Literal["any", "floating", "integer"] = "any"
 ) -> torch.Tensor:
@@ -113,6 +128,24 @@ def require_real(answer: object, message: str) -> float:
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         raise ExerciseFailed(message)
     return float(answer)
+
+
+def require_int(answer: object, message: str) -> int:
+    """Return ``answer`` as an int if it is an integer (Python or numpy, not a bool), or raise.
+
+    Args:
+        answer: the reader's answer.
+        message: what was expected, shown to the reader.
+
+    Returns:
+        ``int(answer)``.
+
+    Raises:
+        ExerciseFailed: ``answer`` is not an integer, or is a bool.
+    """
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
+        raise ExerciseFailed(message)
+    return int(answer)
 
 
 def exercise(

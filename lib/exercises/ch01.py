@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_function
 
 CHAPTER = "01_token_ids_to_vectors"
 
@@ -78,9 +78,7 @@ def check_one_hot_embed(answer: Callable[[torch.Tensor, torch.Tensor], torch.Ten
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer), f"answer must be a function embed(ids, E), got {type(answer).__name__}"
-    )
+    require_function(answer, "embed(ids, E)")
     for ids, table in _embed_cases():
         expected = _one_hot_product(ids, table)  # [..., d]
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 
 import torch
@@ -10,7 +9,7 @@ import torch.nn.functional as F
 
 from lib.corpus import WORD_CLASSES, generate_corpus
 from lib.count_vectors import ppmi, svd_vectors
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_function, require_int
 from lib.glove import cooccurrence_matrix
 from lib.similarity import neighbour_class_share
 from lib.vocab import build_vocab
@@ -86,10 +85,7 @@ def check_sgns_loss(
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function sgns_loss(v_c, u_o, u_n), got {type(answer).__name__}",
-    )
+    require_function(answer, "sgns_loss(v_c, u_o, u_n)")
     for v_c, u_o, u_n in _sgns_cases():
         b, k, d = u_n.shape
         want = _sgns_reference(v_c, u_o, u_n)  # [B]
@@ -172,7 +168,7 @@ def check_cosmul(answer: Callable[..., str]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(callable(answer), f"answer must be a function, got {type(answer).__name__}")
+    require_function(answer)
     for vectors, words, (a, b, c) in _analogy_cases():
         try:
             got = answer(vectors.clone(), list(words), a, b, c)
@@ -224,8 +220,8 @@ def check_window(answer: int) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+    require_int(
+        answer,
         f"answer must be an int (a window half-width m), got {type(answer).__name__} {answer!r}",
     )
     shares = _share_by_window()
@@ -282,10 +278,7 @@ def check_cbow_hidden(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function cbow_hidden(v, contexts), got {type(answer).__name__}",
-    )
+    require_function(answer, "cbow_hidden(v, contexts)")
     for v, contexts in _cbow_cases():
         want = _cbow_hidden_reference(v, contexts)
         got = _call(answer, v, contexts)

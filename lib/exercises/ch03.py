@@ -6,13 +6,12 @@ Each ``check_*`` function is registered with :func:`lib.exercises.exercise` and 
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_function, require_int
 from lib.pretrained import hidden_states_for, load_minilm
 
 CHAPTER = "03_contextual_embeddings"
@@ -99,11 +98,10 @@ def check_position_offset(answer: int) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+    answer = require_int(
+        answer,
         f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}",
     )
-    answer = int(answer)
     require(answer >= 1, f"the offset k must be at least 1, got {answer}")
     right = _right_offset()
     if answer == right:
@@ -237,7 +235,7 @@ def check_mean_pool(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(callable(answer), f"answer must be a function, got {type(answer).__name__}")
+    require_function(answer)
     for states, mask in _pool_cases():
         try:
             got = answer(states.clone(), mask.clone())

@@ -13,7 +13,7 @@ from unittest import mock
 import torch
 from torch import nn
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_function, require_int
 from lib.tiny_lm import DECODER_CONFIGS, TinyLM, count_parameters, decoder_parameters
 
 CHAPTER = "04_weight_tying"
@@ -53,8 +53,8 @@ def check_half_vocab(answer: int) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+    require_int(
+        answer,
         f"answer must be an int (a vocabulary size), got {type(answer).__name__} {answer!r}",
     )
     right = _half_vocab()
@@ -197,10 +197,7 @@ def check_count(answer: Callable[[int, int, int, bool], int]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function n_params(V, d, n_layers, tied), got {type(answer).__name__}",
-    )
+    require_function(answer, "n_params(V, d, n_layers, tied)")
     for v, d, n, tied in _tiny_lm_cases():
         want = count_parameters(TinyLM(v, d, tie_weights=tied, n_layers=n))
         try:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import torch
 
 from lib.attention import SelfAttention
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_function
 from lib.sinusoidal import sinusoidal_pe
 
 CHAPTER = "05_attention_needs_order"
@@ -47,10 +47,7 @@ def check_unpermute(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function unpermute(out_p, perm), got {type(answer).__name__}",
-    )
+    require_function(answer, "unpermute(out_p, perm)")
     for out, perm in _unpermute_cases():
         out_p = out[:, perm]  # what the layer gives for the permuted input  [B, T, D]
         got = answer(out_p.clone(), perm.clone())
@@ -103,7 +100,7 @@ def check_two_writers(answer: Callable[[int], float]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(callable(answer), f"answer must be a function readout(t), got {type(answer).__name__}")
+    require_function(answer, "readout(t)")
     want = _uniform_causal_readout(2, 40)
     for t in range(40):
         got = answer(t)
@@ -177,10 +174,7 @@ def check_is_equivariant(answer: Callable[..., bool]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function is_equivariant(f, x, perm), got {type(answer).__name__}",
-    )
+    require_function(answer, "is_equivariant(f, x, perm)")
     x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(4))
     for index, (f, equivariant) in enumerate(_equivariance_cases()):
         for perm in _perms():

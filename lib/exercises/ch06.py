@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_function, require_real
 from lib.sinusoidal import relative_rotation, sinusoidal_pe, sinusoidal_pe_concat
 
 CHAPTER = "06_sinusoidal"
@@ -44,11 +43,10 @@ def check_wavelength(answer: float) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, numbers.Real) and not isinstance(answer, bool),
+    answer = require_real(
+        answer,
         f"answer must be a number (tokens), got {type(answer).__name__}",
     )
-    answer = float(answer)
     right = _slowest_wavelength()
     if math.isclose(answer, right, rel_tol=1e-5):  # the nearest token is accepted
         return
@@ -99,10 +97,7 @@ def check_shift(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function shift(pe_row, k), got {type(answer).__name__}",
-    )
+    require_function(answer, "shift(pe_row, k)")
     tables = {d: sinusoidal_pe(400, d) for d in (8, 64)}
     for d, p, k in _shift_cases():
         row = tables[d][p].clone()

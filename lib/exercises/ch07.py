@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
 
-from lib.exercises import exercise, require
+from lib.exercises import exercise, require, require_function
 
 CHAPTER = "07_learned_positions"
 
@@ -47,10 +47,7 @@ def check_packed(answer: Callable[[list[int]], torch.Tensor]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function packed_position_ids(lengths), got {type(answer).__name__}",
-    )
+    require_function(answer, "packed_position_ids(lengths)")
     for lengths in ([3, 2], [1], [5], [1, 1, 1], [4, 1, 6, 2], [128, 3, 60]):
         got = answer(list(lengths))
         want = _packed_reference(lengths)
@@ -111,10 +108,7 @@ def check_next_position(answer: Callable[[torch.Tensor], torch.Tensor]) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function next_position_ids(attention_mask), got {type(answer).__name__}",
-    )
+    require_function(answer, "next_position_ids(attention_mask)")
     for lengths, width in (([4, 6], 6), ([1, 3, 2], 5), ([7], 7), ([2, 9, 5, 1], 9)):
         mask = _left_padded(lengths, width)
         got = answer(mask.clone())
@@ -174,11 +168,7 @@ def check_roberta_ids(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> No
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        "answer must be a function roberta_position_ids(input_ids, padding_idx), got "
-        f"{type(answer).__name__}",
-    )
+    require_function(answer, "roberta_position_ids(input_ids, padding_idx)")
     g = torch.Generator().manual_seed(7)
     for padding_idx in (1, 0):
         ids = torch.randint(2, 50, (3, 9), generator=g)

@@ -8,19 +8,21 @@ answers and test inputs.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import (
+    ExerciseFailed,
+    exercise,
+    require,
+    require_function,
+    require_int,
+    require_real,
+)
 from lib.rope import apply_rope, rope_angles, rope_inv_freq
 
 CHAPTER = "08_rope"
-
-
-def _is_number(answer: object) -> bool:
-    return isinstance(answer, numbers.Real) and not isinstance(answer, bool)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -97,11 +99,7 @@ def check_partial_rotary(answer: Callable[[torch.Tensor, torch.Tensor, int], tor
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function partial_rope(x, positions, rotary_dim), got "
-        f"{type(answer).__name__}",
-    )
+    require_function(answer, "partial_rope(x, positions, rotary_dim)")
     for x, positions, rotary_dim in _partial_cases():
         got = answer(x.clone(), positions.clone(), rotary_dim)
         require(
@@ -191,30 +189,27 @@ def check_relative_score(answer: Callable[[torch.Tensor, torch.Tensor, int], flo
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        f"answer must be a function score(q, k, delta), got {type(answer).__name__}",
-    )
+    require_function(answer, "score(q, k, delta)")
     for q, k, m, n in _score_cases():
         got = answer(q.clone(), k.clone(), m - n)
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
-        require(_is_number(got), f"score must return a float, got {type(got).__name__}")
+        value = require_real(got, f"score must return a float, got {type(got).__name__}")
         want = _true_score(q, k, m, n)
-        if math.isclose(float(got), want, rel_tol=1e-4, abs_tol=1e-4):
+        if math.isclose(value, want, rel_tol=1e-4, abs_tol=1e-4):
             continue
-        if math.isclose(float(got), _true_score(q, k, n, m), rel_tol=1e-4, abs_tol=1e-4):
+        if math.isclose(value, _true_score(q, k, n, m), rel_tol=1e-4, abs_tol=1e-4):
             raise ExerciseFailed(
                 f"for delta = {m - n} you computed the score for delta = {n - m}: the rotation "
                 "goes the wrong way (⟨R_m q, R_n k⟩ = ⟨R_(m−n) q, k⟩)"
             )
-        if math.isclose(float(got), float(q.double() @ k.double()), rel_tol=1e-4, abs_tol=1e-4):
+        if math.isclose(value, float(q.double() @ k.double()), rel_tol=1e-4, abs_tol=1e-4):
             raise ExerciseFailed(
                 f"for delta = {m - n} you returned q·k: the rotations do not cancel, only the "
                 "common part R_n does"
             )
         raise ExerciseFailed(
-            f"score(q, k, {m - n}) = {float(got):.5f} for d = {q.shape[-1]}, but "
+            f"score(q, k, {m - n}) = {value:.5f} for d = {q.shape[-1]}, but "
             f"⟨R_{m} q, R_{n} k⟩ = {want:.5f} (half pairing (i, i + d/2), base 10,000)"
         )
 
@@ -286,11 +281,7 @@ def check_decode_step(
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        callable(answer),
-        "answer must be a function decode_step(q, k, v, k_cache, v_cache), got "
-        f"{type(answer).__name__}",
-    )
+    require_function(answer, "decode_step(q, k, v, k_cache, v_cache)")
     for q, k, v, k_cache, v_cache in _decode_cases():
         t = k_cache.shape[-2]
         got = answer(q.clone(), k.clone(), v.clone(), k_cache.clone(), v_cache.clone())
@@ -360,8 +351,8 @@ def check_bf16_step(answer: int) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, numbers.Integral) and not isinstance(answer, bool),
+    require_int(
+        answer,
         f"answer must be an int (tokens), got {type(answer).__name__}",
     )
     right = 2 ** (14 - 7)  # 8 significant bits: 7 stored after the implicit leading one

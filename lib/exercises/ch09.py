@@ -11,12 +11,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import TypedDict
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require
+from lib.exercises import ExerciseFailed, exercise, require, require_real
 from lib.rope import rope_inv_freq
 from lib.rope_scaling import ROPE_SCALING
 
@@ -38,9 +37,7 @@ def _number(answer: object, what: str) -> float:
     """
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        raise ExerciseFailed(f"expected {what} (a number), got {type(answer).__name__}")
-    value = float(answer)
+    value = require_real(answer, f"expected {what} (a number), got {type(answer).__name__}")
     require(
         math.isfinite(value),
         f"expected a finite number, got {value}",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require, require_tensor
+from lib.exercises import ExerciseFailed, exercise, require, require_int, require_tensor
 from lib.mrope import mrope_angles, mrope_position_ids, mrope_slot_axes, with_vision_markers
 from lib.rope import rope_angles, rope_inv_freq
 
@@ -88,8 +88,8 @@ def check_next_text_start(answer: object) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, int) and not isinstance(answer, bool),
+    require_int(
+        answer,
         f"expected one position id (an int), got {type(answer).__name__} {answer!r}",
     )
     right = _next_right()

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from lib.exercises import exercise, require
+from lib.exercises import exercise, require, require_int, require_real
 from lib.lab import EnsembleEval
 
 CHAPTER = "12_comparison_lab"
@@ -20,10 +20,6 @@ CHAPTER = "12_comparison_lab"
 TRAIN_LEN, MAX_LEN, D_MODEL, N_HEADS = 32, 128, 64, 4
 #: The length of the experiment in exercise 4: eight times the training length.
 FAR_LEN = 8 * TRAIN_LEN
-
-
-def _is_int(answer: object) -> bool:
-    return isinstance(answer, int) and not isinstance(answer, bool)
 
 
 @exercise(
@@ -52,8 +48,8 @@ def check_untrained_rows(answer: int) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        _is_int(answer),
+    answer = require_int(
+        answer,
         f"answer must be an int (a count of parameters), got {type(answer).__name__} {answer!r}",
     )
     expected = (MAX_LEN - TRAIN_LEN + 1) * D_MODEL
@@ -137,8 +133,8 @@ def check_alibi_far(answer: float) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(
-        isinstance(answer, (int, float)) and not isinstance(answer, bool),
+    require_real(
+        answer,
         f"answer must be a number, got {type(answer).__name__} {answer!r}",
     )
     slopes = [2.0 ** (-8.0 * k / N_HEADS) for k in range(1, N_HEADS + 1)]  # 1/4 … 1/256
