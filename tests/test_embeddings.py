@@ -150,17 +150,20 @@ def test_lookup_gradient_errors():
 # --- memory arithmetic -----------------------------------------------------------------------------
 
 
-def test_dtype_bytes():
-    assert DTYPE_BYTES == {
-        "float32": 4,
-        "bfloat16": 2,
-        "float16": 2,
-        "int8": 1,
-        "fp8": 1,
-        "int4": 0.5,
+def test_dtype_bytes_are_torchs_element_sizes():
+    # each format against torch's own element size (fp8: both OCP variants), int4 by its bits
+    torch_formats = {
+        "float32": [torch.float32],
+        "bfloat16": [torch.bfloat16],
+        "float16": [torch.float16],
+        "int8": [torch.int8],
+        "fp8": [torch.float8_e4m3fn, torch.float8_e5m2],
     }
-    for name in ("float32", "bfloat16", "float16"):
-        assert DTYPE_BYTES[name] == torch.empty(0, dtype=getattr(torch, name)).element_size()
+    assert set(DTYPE_BYTES) == set(torch_formats) | {"int4"}
+    for name, dtypes in torch_formats.items():
+        for dtype in dtypes:
+            assert DTYPE_BYTES[name] == torch.empty(0, dtype=dtype).element_size(), name
+    assert DTYPE_BYTES["int4"] * 8 == 4  # two 4-bit values per byte
 
 
 def test_embedding_table_bytes_llama3():
