@@ -224,10 +224,10 @@ def check_positions(name: str, positions: object) -> torch.Tensor:
 
     Args:
         name: the argument's name, for the message.
-        positions: the value to check.
+        positions: any object; an integer, float32 or float64 tensor passes.
 
     Returns:
-        ``positions``, unchanged.
+        ``positions``, now known to be a tensor of positions.
 
     Raises:
         TypeError: not a tensor, or a dtype other than an integer, float32 or float64.

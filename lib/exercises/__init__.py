@@ -131,14 +131,17 @@ def require_real(answer: object, message: str) -> float:
 
 
 def require_int(answer: object, message: str) -> int:
-    """Return ``answer`` as an int if it is an integer (Python or numpy, not a bool), or raise.
+    """Return ``answer`` as an int if it is an integer, or raise with ``message``.
+
+    The integer counterpart of :func:`require_real`: a count or an index, where ``3.0`` is a
+    wrong answer (it says the reader computed with floats).
 
     Args:
-        answer: the reader's answer.
+        answer: the reader's answer; a Python or numpy integer passes, a bool or a float does not.
         message: what was expected, shown to the reader.
 
     Returns:
-        ``int(answer)``.
+        ``int(answer)``, a Python int.
 
     Raises:
         ExerciseFailed: ``answer`` is not an integer, or is a bool.
