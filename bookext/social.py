@@ -4,9 +4,10 @@
   ``_config.yml``), written when the build finishes, with nothing fetched from the network;
 - every page gets OpenGraph and Twitter-card ``<meta>`` tags: its title, a description (the page's
   first paragraph, shortened), its URL, and for a chapter an image: the static picture of the
-  chapter's first figure, which :mod:`lib.viz.static` saves as ``image/png`` in the notebook. A
-  notebook saved before those pictures existed falls back to drawing its first plotly figure with
-  :func:`lib.viz.static.render_png` at build time; a page with neither gets no image tag.
+  chapter's first figure, which ``make execute`` saves as ``image/png`` in the notebook
+  (:mod:`bookext.notebook_png`). A notebook without those pictures (executed another way) falls
+  back to drawing its first plotly figure with :func:`bookext.notebook_png.render_png` at build
+  time; a page with neither gets no image tag.
 
 Social images go to ``_static/social/<page>.png``: no page loads them, only link previews do.
 """
@@ -48,7 +49,7 @@ def first_figure_png(notebook: Path) -> bytes | None:
     if first_plotly is None:
         return None
     try:
-        from lib.viz.static import render_png
+        from bookext.notebook_png import render_png
 
         return render_png(first_plotly)
     except Exception:  # no matplotlib, or a figure it cannot draw: no image

@@ -14,7 +14,8 @@ start with ``# ``); ``# %% tags=["hide-input"]`` sets cell tags.
 ``execute`` runs a notebook top to bottom in a fresh kernel started in ``chapters/`` (as the book
 build and nbval do) and saves its outputs so that re-executing an unchanged chapter changes nothing:
 execution timestamps are dropped, consecutive stream outputs are merged into one, and ipywidgets'
-random ``model_id`` s are replaced by ids derived from the notebook's name and their order.
+random ``model_id`` s are replaced by ids derived from the notebook's name and their order. Its
+kernel saves a static PNG beside every plotly figure (:data:`PNG_SETUP`).
 
 ``colab-cell`` inserts (or refreshes) the chapter's first code cell, tagged ``remove-cell``: when the
 kernel is Google Colab's, it pip-installs the book's package from the repository in _config.yml at
@@ -146,10 +147,31 @@ def clean(nb: nbformat.NotebookNode, key: str = "notebook") -> None:
     normalise_widget_ids(nb, key)
 
 
+#: Run by the kernel of ``execute`` before the first cell (IPython's ``exec_lines``: no cell, no
+#: output, no name left behind): plotly's renderer then saves a static PNG beside each figure's JSON
+#: (bookext/notebook_png.py), for notebook viewers without JavaScript. Only ``execute`` does this; the
+#: book build, nbval and a reader's own kernel show the plotly JSON alone.
+PNG_SETUP = "from bookext.notebook_png import use_book_renderer as _u; _u(); del _u"
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+PNG_MIME = "image/png"
+
+
+def figures_without_png(nb: nbformat.NotebookNode) -> list[int]:
+    """Indices of the cells with a plotly output that carries no ``image/png`` beside it."""
+    return [
+        i
+        for i, cell in enumerate(nb.cells)
+        for out in cell.get("outputs", [])
+        if PLOTLY_MIME in out.get("data", {}) and PNG_MIME not in out["data"]
+    ]
+
+
 def execute(path: Path, dest: Path | None = None, cwd: Path | None = None) -> None:
     """Run ``path`` top to bottom in a fresh kernel; save it in place (or to ``dest``).
 
-    The kernel starts in ``cwd`` (default: the notebook's folder, as in the book's build).
+    The kernel starts in ``cwd`` (default: the notebook's folder, as in the book's build) with
+    :data:`PNG_SETUP` run first. A figure left without its PNG (the setup failed, or the
+    renderer could not draw it) stops the run before anything is saved.
     """
     from nbclient import NotebookClient
 
@@ -158,11 +180,15 @@ def execute(path: Path, dest: Path | None = None, cwd: Path | None = None) -> No
         nb,
         timeout=600,
         kernel_name="python3",
+        extra_arguments=[f"--InteractiveShellApp.exec_lines={PNG_SETUP}"],
         resources={"metadata": {"path": str(cwd or path.parent)}},
         store_widget_state=True,  # nbclient needs it to capture output widgets; clean() drops it
         record_timing=False,
     )
     client.execute()
+    missing = figures_without_png(nb)
+    if missing:
+        raise RuntimeError(f"{path}: plotly figures without their static PNG in cells {missing}")
     clean(nb, key=path.stem)
     nbformat.write(nb, dest or path)
 

@@ -103,6 +103,47 @@ def test_re_executing_an_executed_chapter_changes_nothing(tmp_path, name):
         ), f"{name} {cell.id}: unmerged streams {kinds}"
 
 
+def test_execute_saves_a_png_beside_each_figure_and_leaves_no_trace(tmp_path):
+    """`make execute`'s kernel registers bookext.notebook_png before the first cell: the saved
+    figure carries the PNG render_png draws of its JSON, and the chapter sees no extra cell,
+    execution count or name."""
+    import base64
+
+    from bookext.notebook_png import render_png
+
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import plotly.graph_objects as go\ngo.Figure(go.Scatter(x=[0, 1, 2], y=[0, 2, 1]))"
+            ),
+            nbformat.v4.new_code_cell(
+                "print(sorted(k for k in dir() if not k.startswith('_')), '_u' in dir())"
+            ),
+        ]
+    )
+    path = tmp_path / "toy.ipynb"
+    nbformat.write(nb, path)
+    nbtool.execute(path, cwd=ROOT / "chapters")
+    saved = nbformat.read(path, as_version=4)
+    (figure,) = saved.cells[0].outputs
+    assert [c.execution_count for c in saved.cells] == [1, 2]
+    png = base64.b64decode(figure.data[nbtool.PNG_MIME])
+    assert png == render_png(figure.data[nbtool.PLOTLY_MIME])
+    names = saved.cells[1].outputs[0].text
+    assert names.strip() == "['In', 'Out', 'exit', 'get_ipython', 'go', 'open', 'quit'] False"
+
+
+def test_figures_without_png_names_their_cells():
+    plotly = {nbtool.PLOTLY_MIME: {"data": [], "layout": {}}}
+    cells = [nbformat.v4.new_code_cell("x") for _ in range(3)]
+    cells[0].outputs = [nbformat.v4.new_output("display_data", data=plotly)]
+    cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="a")]
+    cells[2].outputs = [
+        nbformat.v4.new_output("display_data", data={**plotly, nbtool.PNG_MIME: "iVBO"})
+    ]
+    assert nbtool.figures_without_png(nbformat.v4.new_notebook(cells=cells)) == [0]
+
+
 # --------------------------------------------------------------------------------------------------
 # Colab cells
 

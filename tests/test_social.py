@@ -20,9 +20,9 @@ from bs4 import BeautifulSoup
 from docutils.core import publish_doctree
 from PIL import Image
 
+from bookext.notebook_png import check_picture, render_png
 from bookext.social import describe, first_figure_png, meta_tags, page_url, sitemap_xml
 from lib.viz import apply_theme
-from lib.viz.static import check_picture, render_png
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE_DEFAULT = ROOT / "_build" / "html"

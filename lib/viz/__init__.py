@@ -7,9 +7,9 @@ is rounded (:func:`lib.viz.core.rounded`) so saved notebook outputs compare equa
 Modules: :mod:`lib.viz.core` (theme, palettes, rounding, the generic slider figure) and one module
 per topic (``lib.viz.rope``, ``lib.viz.sinusoidal``, ...).
 
-Importing ``lib.viz`` makes plotly's default renderer in a Jupyter kernel
-:data:`lib.viz.static.RENDERER_NAME`: every figure a chapter shows carries a static matplotlib PNG
-(:func:`lib.viz.static.render_png`) beside its plotly JSON, for notebook viewers without JavaScript.
+Importing ``lib.viz`` changes no plotly setting: the static PNG saved beside each figure in the
+committed notebooks is publishing tooling (``bookext/notebook_png.py``, registered by
+``make execute``), not part of the figures.
 """
 
 from lib.viz.core import (
@@ -22,9 +22,6 @@ from lib.viz.core import (
     rounded,
     slider_figure,
 )
-from lib.viz.static import render_png, use_book_renderer
-
-use_book_renderer()
 
 __all__ = [
     "DIVERGING",
@@ -33,8 +30,6 @@ __all__ = [
     "add_step_slider",
     "apply_theme",
     "heatmap_slider",
-    "render_png",
     "rounded",
     "slider_figure",
-    "use_book_renderer",
 ]

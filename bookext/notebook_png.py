@@ -4,9 +4,13 @@ Notebook viewers that run no JavaScript (a repository's web page, nbviewer, an e
 nothing for ``application/vnd.plotly.v1+json``. This module draws the same figure with matplotlib, at
 the state the figure opens in (its initial slider step or animation frame: the traces marked
 visible), with the same title, axis titles, colour scales, legend entries and caption, and the
-plotly renderer :class:`BookRenderer` puts that PNG in the same display bundle as the plotly JSON.
-The website keeps drawing the plotly JSON (myst-nb's mime priority), nbval compares the JSON and
-skips ``image/png``.
+plotly renderer ``BookRenderer`` puts that PNG in the same display bundle as the plotly JSON.
+
+Publishing tooling, not part of ``lib``: ``make execute`` (``scripts/nbtool.py execute``) registers
+the renderer in its kernel before the first cell, so the committed notebooks carry the PNGs; a
+reader's own kernel, the book build and nbval show the plotly JSON alone (JupyterLab, VS Code and
+Colab draw it; the website draws it through ``bookext/plotly_mime.py``; nbval skips ``image/png``).
+``bookext/social.py`` uses the saved PNG (or :func:`render_png`) as a chapter's social-card image.
 
 The drawing is generic: it reads the plotly figure's JSON (traces ``scatter``, ``heatmap`` and
 ``bar``; axes from ``layout.xaxis*``/``yaxis*`` with their domains; annotations, shapes, legend)

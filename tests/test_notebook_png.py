@@ -1,4 +1,4 @@
-"""The static matplotlib rendering saved beside every plotly figure (lib.viz.static).
+"""The static matplotlib rendering saved beside every plotly figure (bookext.notebook_png).
 
 Per trace type, the picture shows what the figure opens with (the colours of the visible traces
 and none of the hidden ones); it is deterministic, small and free of metadata; the plotly renderer
@@ -21,8 +21,7 @@ import plotly.io as pio
 import pytest
 from PIL import Image
 
-from lib.viz import OKABE_ITO, apply_theme, heatmap_slider, slider_figure
-from lib.viz.static import (
+from bookext.notebook_png import (
     MAX_PNG_BYTES,
     PLOTLY_MIME,
     PNG_MIME,
@@ -32,8 +31,9 @@ from lib.viz.static import (
     render_png,
     use_book_renderer,
 )
+from lib.viz import OKABE_ITO, apply_theme, heatmap_slider, slider_figure
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 # The notebooks whose saved outputs are checked; BOOK_NOTEBOOKS points at re-executed copies.
 NOTEBOOKS = Path(os.environ.get("BOOK_NOTEBOOKS", ROOT / "chapters"))
 BLUE, ORANGE, GREEN, VERMILLION = (OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2], OKABE_ITO[5])
@@ -177,7 +177,7 @@ def test_png_is_small_deterministic_and_has_no_metadata():
 def test_png_is_byte_identical_in_a_fresh_process():
     fig_json = pio.to_json(scatter_figure())
     code = (
-        "import sys, json; from lib.viz.static import render_png; "
+        "import sys, json; from bookext.notebook_png import render_png; "
         "sys.stdout.buffer.write(render_png(json.loads(sys.stdin.read())))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "123"}
@@ -255,6 +255,18 @@ def test_renderer_is_the_default_in_a_jupyter_kernel():
         assert pio.renderers.default == "browser"
     finally:
         pio.renderers.default = old
+
+
+def test_importing_lib_viz_registers_no_renderer():
+    """Only ``make execute`` saves PNGs: a reader's kernel importing lib.viz keeps plotly's own."""
+    code = (
+        "import plotly.io as pio; pio.renderers.default = 'plotly_mimetype'; import lib.viz; "
+        "print(pio.renderers.default, RENDERER in pio.renderers)"
+    ).replace("RENDERER", repr(RENDERER_NAME))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
+    assert out.split() == ["plotly_mimetype", "False"]
 
 
 def saved_figures(notebook: Path) -> list[tuple[int, dict]]:
