@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from lib._checks import check_int
+from lib._checks import check_int, check_labels, check_real_array
 
 #: Okabe & Ito (2008) qualitative palette, distinguishable with every common colour-vision deficiency.
 OKABE_ITO = (
@@ -66,6 +66,23 @@ def palette(index: int) -> str:
 SEQUENTIAL = "Cividis"
 #: Diverging scale for signed data centred on zero (blue negative, red positive).
 DIVERGING = "RdBu_r"
+
+
+def signed_scale(bound: float) -> dict[str, object]:
+    """A heatmap's colour keywords for signed data: :data:`DIVERGING`, white at 0, range ±bound.
+
+    Args:
+        bound: the largest magnitude shown, > 0 (e.g. the data's max ``|z|``).
+
+    Returns:
+        ``{"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}``, to pass as
+        ``go.Heatmap(**signed_scale(bound), ...)``.
+    """
+    return {"colorscale": DIVERGING, "zmid": 0.0, "zmin": -bound, "zmax": bound}
+
+
+#: A horizontal legend just above the plot area, left-aligned (``fig.update_layout(legend=...)``).
+LEGEND_ABOVE = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
 
 #: Significant digits kept in figure data.
 SIGNIFICANT_DIGITS = 4
@@ -162,6 +179,7 @@ def slider_figure(
     prefix: str = "",
     active: int = 0,
     step_titles: Sequence[str] | None = None,
+    step_layouts: Sequence[Mapping[str, object]] | None = None,
     static_traces: Sequence[go.BaseTraceType] = (),
 ) -> go.Figure:
     """Build a figure whose slider shows one group of traces at a time (works with no kernel).
@@ -173,6 +191,7 @@ def slider_figure(
         prefix: text shown before the current label (e.g. ``"position m = "``).
         active: the step shown first.
         step_titles: optional figure title for each step.
+        step_layouts: optional layout updates for each step (see :func:`add_step_slider`).
         static_traces: traces shown at every step (e.g. a reference curve).
 
     Returns:
@@ -187,8 +206,6 @@ def slider_figure(
         raise ValueError("every step must hold the same number of traces")
     if not 0 <= active < len(steps):
         raise ValueError(f"active must be in [0, {len(steps) - 1}], got {active}")
-    if step_titles is not None and len(step_titles) != len(steps):
-        raise ValueError("step_titles must have one entry per step")
 
     fig = go.Figure()
     for trace in static_traces:
@@ -204,6 +221,7 @@ def slider_figure(
         prefix=prefix,
         active=active,
         step_titles=step_titles,
+        step_layouts=step_layouts,
     )
 
 
@@ -339,6 +357,7 @@ def heatmap_slider(
     matrices: Sequence[torch.Tensor | np.ndarray],
     labels: Sequence[str],
     *,
+    name: str = "matrices",
     prefix: str = "",
     x: Sequence[float] | None = None,
     y: Sequence[float] | None = None,
@@ -350,16 +369,23 @@ def heatmap_slider(
     zmax: float | None = None,
     hover: str = "x=%{x}<br>y=%{y}<br>value=%{z:.3f}<extra></extra>",
     active: int = 0,
+    square: bool = False,
+    caption: str | None = None,
+    alt: str | None = None,
+    height: int | None = None,
 ) -> go.Figure:
-    """A heatmap per slider step (e.g. one per head or per layer), rows drawn top to bottom.
+    """A heatmap per slider step (e.g. one per head, layer or base), rows drawn top to bottom.
 
     ``matrices[k]`` is a 2-D array ``[rows, cols]``. One shared colour range (``zmin``/``zmax``, or
-    symmetric about ``zmid``) keeps the steps comparable.
+    symmetric about ``zmid``) keeps the steps comparable. The one heatmap slider of the book:
+    :func:`lib.viz.rope.toeplitz_slider` and :func:`lib.viz.sinusoidal.pe_heatmap_slider` are it
+    with their axis titles.
 
     Args:
-        matrices: one 2-D matrix per slider step (rounded with :func:`rounded`; NaN and ±inf
-            become gaps).
+        matrices: one 2-D matrix per slider step, tensors or arrays (rounded with
+            :func:`rounded`; NaN and ±inf become gaps).
         labels: the slider's label for each step.
+        name: the argument's name in error messages.
         prefix: text shown before the current label.
         x, y: column and row coordinates, or None for 0, 1, 2, ...
         x_title, y_title: the axis titles.
@@ -369,20 +395,32 @@ def heatmap_slider(
         zmin, zmax: a fixed colour range (both must be given to be used).
         hover: the heatmaps' ``hovertemplate``.
         active: the step shown first.
+        square: every matrix must be square; drawn with square cells, columns labelled on top.
+        caption, alt, height: passed to :func:`apply_theme`.
 
     Returns:
         A figure with one heatmap per step and one slider, the y axis reversed.
 
     Raises:
-        ValueError: a matrix is not 2-D, or the steps, ``labels`` and ``active`` do not agree (see
-            :func:`slider_figure`).
+        TypeError: ``matrices`` is not a sequence of tensors or arrays.
+        ValueError: no matrix, a matrix that is not 2-D (or not square with ``square``), or
+            ``labels`` and ``active`` that do not fit the steps.
 
     Shapes:
         matrices[k]: [rows, cols]
     """
-    arrays = [rounded(m) for m in matrices]
-    if any(a.ndim != 2 for a in arrays):
-        raise ValueError("every matrix must be 2-D [rows, cols]")
+    if isinstance(matrices, torch.Tensor | np.ndarray) or not isinstance(matrices, Sequence):
+        raise TypeError(f"{name} must be a sequence of 2-D tensors (one per slider step)")
+    if not matrices:
+        raise ValueError(f"{name} must hold at least one 2-D matrix")
+    arrays = [
+        rounded(check_real_array(f"{name}[{k}]", m, finite=False)) for k, m in enumerate(matrices)
+    ]
+    for k, a in enumerate(arrays):
+        if a.ndim != 2 or (square and a.shape[0] != a.shape[1]):
+            want = "square [T, T]" if square else "2-D [rows, cols]"
+            raise ValueError(f"{name}[{k}] must be {want}, got shape {list(a.shape)}")
+    labels = check_labels("labels", labels, len(arrays))
     finite = np.concatenate([a[np.isfinite(a)].ravel() for a in arrays])
     if zmin is None or zmax is None:
         if zmid is not None and finite.size:
@@ -407,4 +445,7 @@ def heatmap_slider(
     fig = slider_figure(steps, labels, prefix=prefix, active=active)
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, autorange="reversed")
-    return fig
+    if square:
+        fig.update_yaxes(scaleanchor="x", constrain="domain")
+        fig.update_xaxes(constrain="domain", side="top")
+    return apply_theme(fig, caption=caption, alt=alt, height=height)

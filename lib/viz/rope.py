@@ -25,9 +25,7 @@ from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
 from lib._checks import check_index, check_labels, check_mapping, check_real_array
-from lib.rope import rope_wavelengths
 from lib.viz.core import (
-    DIVERGING,
     OKABE_ITO,
     SEQUENTIAL,
     add_slider,
@@ -36,6 +34,7 @@ from lib.viz.core import (
     palette,
     rounded,
 )
+from lib.viz.rope_scaling import wavelength_figure as scaling_wavelengths
 
 __all__ = [
     "BAND_COLOURS",
@@ -94,7 +93,7 @@ def _tracks(points: object, angles: object) -> tuple[np.ndarray, np.ndarray]:
 
 
 def wavelength_figure(
-    inv_freqs: Mapping[str, _ArrayLike],
+    inv_freqs: Mapping[str, torch.Tensor],
     *,
     context_lengths: Mapping[str, int] | None = None,
     caption: str | None = None,
@@ -102,8 +101,9 @@ def wavelength_figure(
 ) -> go.Figure:
     """RoPE's per-pair speed θ_i (left) and wavelength 2π/θ_i in tokens (right), log scales.
 
-    One line per entry of ``inv_freqs`` (e.g. base 10,000 and 500,000); ``context_lengths`` adds
-    dotted horizontal reference lines to the wavelength panel.
+    Chapter 8's view of the one wavelength figure, :func:`lib.viz.rope_scaling.wavelength_figure`
+    with ``speeds=True``: one line per entry of ``inv_freqs`` (e.g. base 10,000 and 500,000),
+    ``context_lengths`` as dotted lines on the wavelength panel.
 
     Equation:
         θ_i = base^(−2i/d_head) radians per token, λ_i = 2π/θ_i tokens per full turn,
@@ -119,8 +119,7 @@ def wavelength_figure(
         A two-panel figure with one line per entry of ``inv_freqs`` in each panel.
 
     Raises:
-        TypeError / ValueError: not a non-empty mapping of positive 1-D tensors; a context length
-            that is not a positive int.
+        TypeError / ValueError: see :func:`lib.viz.rope_scaling.wavelength_figure`.
 
     Shapes:
         inv_freqs[name]: [d_head // 2], values > 0
@@ -128,56 +127,7 @@ def wavelength_figure(
     References:
         Su et al., RoFormer, arXiv:2104.09864, eq. 15.
     """
-    series = {
-        str(k): _array(f"inv_freqs[{k!r}]", v, 1, "1-D [d_head // 2]")
-        for k, v in check_mapping("inv_freqs", inv_freqs).items()
-    }
-    for name, theta in series.items():
-        if theta.size == 0 or np.any(theta <= 0):
-            raise ValueError(f"inv_freqs[{name!r}] must be non-empty with values > 0")
-    # wavelengths from the unrounded θ (rounding θ first would shift λ in its 4th digit)
-    wavelengths = {
-        str(k): rounded(rope_wavelengths(torch.as_tensor(v, dtype=torch.float64)))
-        for k, v in inv_freqs.items()
-    }
-    context_lengths = dict(context_lengths or {})
-    for name, length in context_lengths.items():
-        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-            raise ValueError(f"context_lengths[{name!r}] must be a positive int, got {length!r}")
-
-    fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.12,
-        subplot_titles=("θ_i: radians per token", "wavelength 2π/θ_i: tokens per turn"),
-    )  # fmt: skip
-    dashes = ("solid", "dash", "dot", "dashdot")
-    for n, (name, theta) in enumerate(series.items()):
-        wavelength = wavelengths[name]
-        pairs = list(range(theta.size))
-        style = {"color": palette(n), "dash": dashes[n % len(dashes)]}
-        custom = np.stack([theta, wavelength], axis=-1).tolist()
-        hover = (
-            "pair i = %{x}<br>θ = %{customdata[0]:.4g} rad/token<br>"
-            "wavelength %{customdata[1]:,.4g} tokens<extra>" + name + "</extra>"
-        )
-        for col, y in ((1, theta), (2, wavelength)):
-            fig.add_trace(
-                go.Scatter(
-                    x=pairs, y=y.tolist(), mode="lines+markers", name=name, legendgroup=name,
-                    showlegend=col == 1, line=style, marker={"size": 4}, customdata=custom,
-                    hovertemplate=hover,
-                ),
-                row=1, col=col,
-            )  # fmt: skip
-    for name, length in context_lengths.items():
-        fig.add_hline(y=length, row=1, col=2, line={"dash": "dot", "color": _GREY, "width": 1})
-        fig.add_annotation(
-            x=0.02, xref="x2 domain", xanchor="left", y=math.log10(length), yref="y2",
-            yanchor="bottom", text=f"{name}: {length:,}", showarrow=False, font={"size": 11},
-        )  # on a log axis an annotation's y is given in log10 units  # fmt: skip
-    fig.update_xaxes(title="pair index i")
-    fig.update_yaxes(type="log", exponentformat="power")
-    fig.update_layout(legend={"orientation": "h", "y": 1.18, "x": 0})
-    return apply_theme(fig, caption=caption, alt=alt, height=440)
+    return scaling_wavelengths(inv_freqs, context_lengths, speeds=True, caption=caption, alt=alt)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -595,24 +545,11 @@ def toeplitz_slider(
     References:
         Su et al., RoFormer, arXiv:2104.09864, eq. 16.
     """
-    if isinstance(matrices, torch.Tensor | np.ndarray) or not isinstance(matrices, Sequence):
-        raise TypeError("matrices must be a sequence of [T, T] tensors (one per slider step)")
-    if not matrices:
-        raise ValueError("matrices must hold at least one [T, T] matrix")
-    arrays = [_array(f"matrices[{k}]", m, 2, "[T, T]") for k, m in enumerate(matrices)]
-    for k, a in enumerate(arrays):
-        if a.shape[0] != a.shape[1]:
-            raise ValueError(f"matrices[{k}] must be square [T, T], got {list(a.shape)}")
-    labels = check_labels("labels", labels, len(arrays))
-    fig = heatmap_slider(
-        arrays, labels, prefix=prefix, x_title="key position n", y_title="query position m",
-        colorscale=DIVERGING, zmid=0.0, active=active,
+    return heatmap_slider(
+        matrices, labels, prefix=prefix, x_title="key position n", y_title="query position m",
         hover="query m = %{y}<br>key n = %{x}<br>score %{z:.3f}<extra></extra>",
+        active=active, square=True, caption=caption, alt=alt, height=560,
     )  # fmt: skip
-    fig.update_yaxes(scaleanchor="x", constrain="domain")
-    fig.update_xaxes(constrain="domain", side="top")
-    fig = apply_theme(fig, caption=caption, alt=alt, height=560)
-    return fig
 
 
 # --------------------------------------------------------------------------------------------------

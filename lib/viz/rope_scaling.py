@@ -190,67 +190,108 @@ def _fmt_tokens(n: float) -> str:
 
 
 def wavelength_figure(
-    curves: Mapping[str, torch.Tensor],
-    context_lengths: Mapping[str, float],
+    inv_freqs: Mapping[str, torch.Tensor],
+    context_lengths: Mapping[str, float] | None = None,
     *,
     methods: Mapping[str, str] | None = None,
+    speeds: bool = False,
     caption: str | None = None,
     alt: str | None = None,
-    height: int = 420,
+    height: int | None = None,
 ) -> go.Figure:
     """Wavelength ``λ_i = 2π/θ_i`` (tokens, log scale) of every RoPE pair, one line per curve.
 
+    The book's one wavelength figure: chapter 9 draws it as it is, chapter 8 with ``speeds``
+    (:func:`lib.viz.rope.wavelength_figure`), which adds the speeds θ_i as a left panel. Dotted
+    horizontal lines mark context lengths: a pair whose wavelength lies above a context line never
+    completes a turn within that many tokens. Wavelengths come from the unrounded θ (rounding θ
+    first would shift λ in its fourth digit).
+
     Equation:
-        ``λ_i = 2π / θ_i``, ``θ_i = base^(−2i/d_head)`` for plain RoPE (Su et al. 2021,
-        arXiv:2104.09864), or whatever scaled ``θ'_i`` a curve holds. Dotted horizontal lines mark
-        context lengths: a pair whose wavelength lies above a context line never completes a turn
-        within that many tokens.
+        λ_i = 2π / θ_i, with θ_i = base^(−2i/d_head) for plain RoPE or whatever scaled θ'_i a
+        curve holds, i = 0 … d_head/2 − 1
 
     Args:
-        curves: name -> inverse frequencies ``[d_half]`` (float tensors, all the same length).
+        inv_freqs: name -> inverse frequencies ``[d_half]`` (floating tensors, > 0, all the same
+            length), e.g. :func:`lib.rope.rope_inv_freq`.
         context_lengths: label -> a length in tokens (> 0), drawn as a horizontal line.
         methods: curve name -> its scaling method (a key of ``ROPE_SCALING``), for the method's
             colour and dash; a curve without one (and every curve by default) takes the
             first free palette colour.
+        speeds: also draw θ_i (radians per token) in a left panel.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
-        height: figure height in pixels.
+        height: figure height in pixels (default 440 with ``speeds``, else 420).
 
     Returns:
-        A figure with one line trace per curve (x = pair index i).
+        A figure with one line trace per curve and panel (x = pair index i).
 
     Raises:
-        TypeError / ValueError: a curve is not a 1-D tensor of positive values, lengths differ, a
-        context length is not a positive number.
+        TypeError / ValueError: a curve is not a 1-D floating tensor of positive values, lengths
+            differ, a context length is not a positive number.
+
+    Shapes:
+        inv_freqs[name]: [d_head // 2], values > 0
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864, eq. 15.
     """
-    check_mapping("curves", curves)
-    check_mapping("context_lengths", context_lengths)
-    height = check_positive_int("height", height)
-    arrays = {str(k): _inv_freq(f"curves[{k!r}]", v) for k, v in curves.items()}
+    check_mapping("inv_freqs", inv_freqs)
+    height = check_positive_int("height", (440 if speeds else 420) if height is None else height)
+    arrays = {str(k): _inv_freq(f"inv_freqs[{k!r}]", v) for k, v in inv_freqs.items()}
     lengths = {a.size for a in arrays.values()}
     if len(lengths) != 1:
         raise ValueError(f"every curve must have the same number of pairs, got {sorted(lengths)}")
-    n_pairs = next(iter(lengths))
-    fig = go.Figure()
+    n_pairs = lengths.pop()
+    contexts = dict(check_mapping("context_lengths", context_lengths) if context_lengths else {})
+    for label, length in contexts.items():
+        check_positive_float(f"context_lengths[{label!r}]", length)
     styles = _assign_styles(list(arrays), methods)
-    for n, (name, inv) in enumerate(arrays.items()):
-        color, dash = styles[n]
-        fig.add_trace(
-            go.Scatter(
-                x=list(range(inv.size)),
-                y=rounded(rope_wavelengths(torch.from_numpy(inv))).tolist(),
-                mode="lines+markers",
-                marker={"size": 4},
-                name=name,
-                line={"color": color, "dash": dash, "width": 2},
-                hovertemplate="pair %{x}<br>λ = %{y:,.4g} tokens<extra>" + name + "</extra>",
-            )
+    fig = go.Figure()
+    if speeds:
+        titles = ("θ_i: radians per token", "wavelength 2π/θ_i: tokens per turn")
+        fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=titles)
+    for (name, inv), (color, dash) in zip(arrays.items(), styles, strict=True):
+        theta, wavelength = rounded(inv), rounded(rope_wavelengths(torch.from_numpy(inv)))
+        line = {"x": list(range(n_pairs)), "mode": "lines+markers", "marker": {"size": 4}}
+        if not speeds:
+            fig.add_trace(
+                go.Scatter(
+                    y=wavelength.tolist(), name=name, line={"color": color, "dash": dash, "width": 2},
+                    hovertemplate="pair %{x}<br>λ = %{y:,.4g} tokens<extra>" + name + "</extra>",
+                    **line,
+                )
+            )  # fmt: skip
+            continue
+        hover = (
+            "pair i = %{x}<br>θ = %{customdata[0]:.4g} rad/token<br>"
+            "wavelength %{customdata[1]:,.4g} tokens<extra>" + name + "</extra>"
         )
-    for label, length in context_lengths.items():
-        value = check_positive_float(f"context_lengths[{label!r}]", length)
-        _ref_line(fig, [0, n_pairs - 1], [value, value], f"{label}: {_fmt_tokens(value)}")
-    fig.update_xaxes(title="pair index i (fast → slow)")
-    fig.update_yaxes(title="wavelength λ = 2π/θ (tokens)", type="log", exponentformat="power")
-    fig.update_layout(legend={"orientation": "h", "y": 1.12, "x": 0})
+        for col, y in ((1, theta), (2, wavelength)):
+            fig.add_trace(
+                go.Scatter(
+                    y=y.tolist(), name=name, legendgroup=name, showlegend=col == 1,
+                    line={"color": color, "dash": dash}, hovertemplate=hover,
+                    customdata=np.stack([theta, wavelength], axis=-1).tolist(), **line,
+                ),
+                row=1, col=col,
+            )  # fmt: skip
+    for label, length in contexts.items():
+        text = f"{label}: {_fmt_tokens(length)}"
+        if not speeds:
+            _ref_line(fig, [0, n_pairs - 1], [length, length], text)
+            continue
+        fig.add_hline(
+            y=length, row=1, col=2, line={"dash": "dot", "color": OKABE_ITO[7], "width": 1}
+        )
+        fig.add_annotation(
+            x=0.02, xref="x2 domain", xanchor="left", y=math.log10(length), yref="y2",
+            yanchor="bottom", text=text, showarrow=False, font={"size": 11},
+        )  # on a log axis an annotation's y is given in log10 units  # fmt: skip
+    fig.update_xaxes(title="pair index i" if speeds else "pair index i (fast → slow)")
+    fig.update_yaxes(type="log", exponentformat="power")
+    if not speeds:
+        fig.update_yaxes(title="wavelength λ = 2π/θ (tokens)")
+    fig.update_layout(legend={"orientation": "h", "y": 1.18 if speeds else 1.12, "x": 0})
     return apply_theme(fig, caption=caption, alt=alt, height=height)
 
 

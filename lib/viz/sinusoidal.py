@@ -82,23 +82,12 @@ def pe_heatmap_slider(
         TypeError / ValueError: a table is not a 2-D tensor/array; ``labels`` or ``active`` do not
             fit ``tables``.
     """
-    if not tables:
-        raise ValueError("tables must hold at least one [max_len, d_model] table")
-    arrays = [_matrix(f"tables[{k}]", t) for k, t in enumerate(tables)]
-    fig = heatmap_slider(
-        arrays,
-        labels,
-        prefix=prefix,
-        x_title="dimension (columns 2i = sin, 2i+1 = cos)",
-        y_title="position p",
-        colorscale=DIVERGING,
-        zmid=None,
-        zmin=-1.0,
-        zmax=1.0,
+    return heatmap_slider(
+        tables, labels, name="tables", prefix=prefix,
+        x_title="dimension (columns 2i = sin, 2i+1 = cos)", y_title="position p",
+        zmid=None, zmin=-1.0, zmax=1.0, active=active, caption=caption, alt=alt, height=480,
         hover="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
-        active=active,
-    )
-    return apply_theme(fig, caption=caption, alt=alt, height=480)
+    )  # fmt: skip
 
 
 def layout_heatmaps(

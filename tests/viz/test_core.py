@@ -110,8 +110,20 @@ def test_heatmap_slider_writes_minus_infinity_as_gaps():
 
 
 def test_heatmap_slider_rejects_non_matrices():
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match=r"matrices\[0\] must be 2-D"):
         heatmap_slider([torch.zeros(3)], ["v"])
+    with pytest.raises(ValueError, match=r"m\[1\] must be square"):
+        heatmap_slider([torch.zeros(2, 2), torch.zeros(2, 3)], ["a", "b"], name="m", square=True)
+    with pytest.raises(TypeError, match="matrices must be a sequence"):
+        heatmap_slider(torch.zeros(2, 2), ["a"])
+    with pytest.raises(ValueError, match="at least one"):
+        heatmap_slider([], [])
+
+
+def test_heatmap_slider_square_cells_and_theme():
+    fig = heatmap_slider([torch.eye(3)], ["a"], square=True, caption="c", height=300)
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.xaxis.side == "top"
+    assert fig.layout.meta["caption"] == "c" and fig.layout.height == 300
 
 
 def test_apply_theme_sets_caption_alt_and_palette():

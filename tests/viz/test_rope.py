@@ -31,6 +31,7 @@ from lib.viz.rope import (
     toeplitz_slider,
     wavelength_figure,
 )
+from lib.viz.rope_scaling import wavelength_figure as scaling_wavelength_figure
 
 
 def hand_tracks(thetas: list[float], n_pos: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,17 +77,28 @@ def test_wavelength_figure_wavelength_comes_from_the_unrounded_theta():
     assert r4(2 * math.pi / 0.01235) != 508.9  # the hazard this test guards against
 
 
+def test_wavelength_figure_is_chapter_9s_figure_with_its_speed_panel():
+    theta = {"a": torch.tensor([1.0, 0.1, 0.01]), "b": torch.tensor([0.5, 0.05, 0.005])}
+    mine = wavelength_figure(theta, context_lengths={"ctx": 50}, caption="c")
+    one = scaling_wavelength_figure(theta, {"ctx": 50}, speeds=True, caption="c")
+    assert mine.to_plotly_json() == one.to_plotly_json()
+
+
 def test_wavelength_figure_errors():
     with pytest.raises(TypeError, match="inv_freqs must be a mapping"):
         wavelength_figure([torch.ones(3)])
     with pytest.raises(ValueError, match="inv_freqs must hold at least one"):
         wavelength_figure({})
-    with pytest.raises(ValueError, match=r"inv_freqs\['a'\] must be non-empty with values > 0"):
+    with pytest.raises(
+        ValueError, match=r"inv_freqs\['a'\] must hold finite inverse frequencies > 0"
+    ):
         wavelength_figure({"a": torch.tensor([1.0, 0.0])})
     with pytest.raises(ValueError, match=r"inv_freqs\['a'\] must be 1-D"):
         wavelength_figure({"a": torch.ones(2, 2)})
-    with pytest.raises(ValueError, match=r"context_lengths\['c'\] must be a positive int"):
+    with pytest.raises(ValueError, match=r"context_lengths\['c'\] must be > 0"):
         wavelength_figure({"a": torch.ones(2)}, context_lengths={"c": 0})
+    with pytest.raises(TypeError, match=r"inv_freqs\['a'\] must be a torch.Tensor"):
+        wavelength_figure({"a": np.ones(2)})
 
 
 # ------------------------------------------------------------------ snapshot

@@ -110,7 +110,7 @@ def test_wavelength_figure_draws_two_pi_over_theta_and_context_lines():
 
 def test_wavelength_figure_rejects_bad_input():
     theta = torch.tensor([1.0, 0.1])
-    with pytest.raises(TypeError, match="curves"):
+    with pytest.raises(TypeError, match="inv_freqs"):
         wavelength_figure({"a": [1.0, 0.1]}, {"L": 10})
     with pytest.raises(ValueError, match="same number of pairs"):
         wavelength_figure({"a": theta, "b": torch.tensor([1.0])}, {"L": 10})
@@ -118,7 +118,7 @@ def test_wavelength_figure_rejects_bad_input():
         wavelength_figure({"a": torch.tensor([1.0, 0.0])}, {"L": 10})
     with pytest.raises(ValueError, match="context_lengths"):
         wavelength_figure({"a": theta}, {"L": -3})
-    with pytest.raises(ValueError, match="curves"):
+    with pytest.raises(ValueError, match="inv_freqs"):
         wavelength_figure({}, {"L": 10})
     with pytest.raises(TypeError, match="floating"):
         wavelength_figure({"a": torch.tensor([1, 2])}, {"L": 10})

@@ -70,7 +70,7 @@ def test_heatmap_slider_errors():
         pe_heatmap_slider([torch.zeros(3)], ["a"])
     with pytest.raises(TypeError, match=r"tables\[0\] must be a torch.Tensor"):
         pe_heatmap_slider([[[0.0]]], ["a"])
-    with pytest.raises(ValueError, match="labels must have one entry per step"):
+    with pytest.raises(ValueError, match="labels must have 1 entries"):
         pe_heatmap_slider([hand_table(2, 2)], ["a", "b"])
 
 
