@@ -99,8 +99,7 @@ def check_position_offset(answer: int) -> None:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
     answer = require_int(
-        answer,
-        f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}",
+        answer, f"answer must be an integer offset k, got {type(answer).__name__} {answer!r}"
     )
     require(answer >= 1, f"the offset k must be at least 1, got {answer}")
     right = _right_offset()

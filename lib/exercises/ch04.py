@@ -54,8 +54,7 @@ def check_half_vocab(answer: int) -> None:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
     require_int(
-        answer,
-        f"answer must be an int (a vocabulary size), got {type(answer).__name__} {answer!r}",
+        answer, f"answer must be an int (a vocabulary size), got {type(answer).__name__} {answer!r}"
     )
     right = _half_vocab()
     if abs(int(answer) - 2 * right) <= 1:

@@ -43,10 +43,7 @@ def check_wavelength(answer: float) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    answer = require_real(
-        answer,
-        f"answer must be a number (tokens), got {type(answer).__name__}",
-    )
+    answer = require_real(answer, f"answer must be a number (tokens), got {type(answer).__name__}")
     right = _slowest_wavelength()
     if math.isclose(answer, right, rel_tol=1e-5):  # the nearest token is accepted
         return

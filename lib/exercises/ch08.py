@@ -351,10 +351,7 @@ def check_bf16_step(answer: int) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require_int(
-        answer,
-        f"answer must be an int (tokens), got {type(answer).__name__}",
-    )
+    require_int(answer, f"answer must be an int (tokens), got {type(answer).__name__}")
     right = 2 ** (14 - 7)  # 8 significant bits: 7 stored after the implicit leading one
     answer = int(answer)
     if answer == right:

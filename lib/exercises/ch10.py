@@ -89,8 +89,7 @@ def check_next_text_start(answer: object) -> None:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
     require_int(
-        answer,
-        f"expected one position id (an int), got {type(answer).__name__} {answer!r}",
+        answer, f"expected one position id (an int), got {type(answer).__name__} {answer!r}"
     )
     right = _next_right()
     if answer == right:

@@ -133,10 +133,7 @@ def check_alibi_far(answer: float) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require_real(
-        answer,
-        f"answer must be a number, got {type(answer).__name__} {answer!r}",
-    )
+    require_real(answer, f"answer must be a number, got {type(answer).__name__} {answer!r}")
     slopes = [2.0 ** (-8.0 * k / N_HEADS) for k in range(1, N_HEADS + 1)]  # 1/4 … 1/256
     distance = MAX_LEN - 1
     expected = -min(slopes) * distance
