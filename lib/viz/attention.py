@@ -14,12 +14,12 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.viz.core import (
-    DIVERGING,
     SEQUENTIAL,
     add_step_slider,
     apply_theme,
     palette,
     rounded,
+    signed_scale,
 )
 
 __all__ = ["output_shift_bars", "permutation_slider"]
@@ -127,10 +127,7 @@ def permutation_slider(
             go.Heatmap(
                 z=y.tolist(),
                 customdata=[[tok] * y.shape[1] for tok in tokens],
-                colorscale=DIVERGING,
-                zmid=0.0,
-                zmin=-y_bound,
-                zmax=y_bound,
+                **signed_scale(y_bound),
                 colorbar={"x": 1.01, "len": 0.9, "thickness": 12, "title": {"text": "value"}},
                 hovertemplate="token %{customdata} (pos %{y})<br>dim %{x}<br>"
                 "value %{z:.3f}<extra></extra>",

@@ -22,11 +22,11 @@ import torch
 from lib._checks import check_floating, check_int
 from lib.similarity import cosine_matrix
 from lib.viz.core import (
-    DIVERGING,
     LINE_COLOURS,
     apply_theme,
     palette,
     rounded,
+    signed_scale,
     slider_figure,
 )
 
@@ -245,10 +245,7 @@ def token_similarity_slider(
                 x=list(range(n_tokens)),
                 y=list(range(n_tokens)),
                 customdata=pair_names,
-                colorscale=DIVERGING,
-                zmin=-1.0,
-                zmax=1.0,
-                zmid=0.0,
+                **signed_scale(1.0),
                 colorbar={"title": {"text": "cosine"}},
                 hovertemplate="%{customdata}<br>cos %{z:.3f}<extra>layer "
                 + labels[layer]

@@ -24,7 +24,14 @@ from plotly.subplots import make_subplots
 
 from lib._checks import check_choice, check_floating, check_int, check_integer_tensor
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes, one_hot
-from lib.viz.core import DIVERGING, OKABE_ITO, SEQUENTIAL, add_step_slider, apply_theme, rounded
+from lib.viz.core import (
+    OKABE_ITO,
+    SEQUENTIAL,
+    add_step_slider,
+    apply_theme,
+    rounded,
+    signed_scale,
+)
 
 __all__ = ["gradient_rows_slider", "lookup_slider", "table_memory_slider"]
 
@@ -146,10 +153,7 @@ def lookup_slider(
     fig.add_trace(
         go.Heatmap(
             z=e.tolist(),
-            colorscale=DIVERGING,
-            zmid=0.0,
-            zmin=-bound,
-            zmax=bound,
+            **signed_scale(bound),
             showscale=False,
             customdata=[[name] * d for name in row_names],
             hovertemplate="row %{y} (%{customdata})<br>dim %{x}<br>value %{z:.3f}<extra>E</extra>",
@@ -160,10 +164,7 @@ def lookup_slider(
     fig.add_trace(
         go.Heatmap(
             z=out.tolist(),
-            colorscale=DIVERGING,
-            zmid=0.0,
-            zmin=-bound,
-            zmax=bound,
+            **signed_scale(bound),
             colorbar={"title": {"text": "value"}, "len": 0.9},
             customdata=[[tok] * d for tok in token_names],
             hovertemplate="token %{customdata} (pos %{y})<br>dim %{x}<br>value %{z:.3f}"
@@ -376,10 +377,7 @@ def gradient_rows_slider(
                     [None] * d if blank else row.tolist()
                     for blank, row in zip(zero_rows, a, strict=True)
                 ],
-                colorscale=DIVERGING,
-                zmid=0.0,
-                zmin=-bound,
-                zmax=bound,
+                **signed_scale(bound),
                 colorbar={"title": {"text": "gradient"}, "x": 1.02, "len": 0.9},
                 customdata=[[name] * d for name in row_names],
                 hovertemplate="row %{y} (%{customdata})<br>dim %{x}<br>gradient %{z:.3f}"

@@ -28,7 +28,15 @@ from plotly.subplots import make_subplots
 from lib._checks import check_floating, check_int, check_positive_float
 from lib.glove import glove_weight
 from lib.similarity import pca_2d
-from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, palette, rounded, slider_figure
+from lib.viz.core import (
+    LINE_COLOURS,
+    OKABE_ITO,
+    apply_theme,
+    palette,
+    rounded,
+    signed_scale,
+    slider_figure,
+)
 
 __all__ = [
     "glove_weight_figure",
@@ -143,8 +151,8 @@ def training_projection_slider(
             f"epochs must have one entry per snapshot ({len(snapshots)}), got {epochs}"
         )
     groups = _check_groups(groups)
-    if len(groups) > len(OKABE_ITO):
-        raise ValueError(f"groups must hold at most {len(OKABE_ITO)} groups, got {len(groups)}")
+    if len(groups) > len(LINE_COLOURS):
+        raise ValueError(f"groups must hold at most {len(LINE_COLOURS)} groups, got {len(groups)}")
     if losses is not None:
         losses = [
             check_positive_float(f"losses[{k}]", x, allow_zero=True) for k, x in enumerate(losses)
@@ -169,7 +177,8 @@ def training_projection_slider(
             title += f" · mean loss {losses[epoch - 1]:.3f}"
         titles.append(f"{title} · RMS vector norm {rms:.3g}")
         traces, start = [], 0
-        for colour, (name, group_words) in zip(OKABE_ITO, groups.items(), strict=False):
+        for g, (name, group_words) in enumerate(groups.items()):
+            colour = palette(g)
             xy = coords[start : start + len(group_words)]
             start += len(group_words)
             traces.append(
@@ -333,10 +342,7 @@ def similarity_heatmaps(
                 x=list(range(n)),
                 y=list(range(n)),
                 customdata=[[[a, b] for b in labels] for a in labels],
-                colorscale=DIVERGING,
-                zmin=-1.0,
-                zmax=1.0,
-                zmid=0.0,
+                **signed_scale(1.0),
                 showscale=col == len(matrices),
                 colorbar={"title": {"text": "cosine"}},
                 hovertemplate="%{customdata[0]} · %{customdata[1]}<br>cos %{z:.3f}"

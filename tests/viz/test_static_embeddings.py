@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from lib.viz.core import LINE_COLOURS
 from lib.viz.static_embeddings import (
     glove_weight_figure,
     offset_pairs_figure,
@@ -65,6 +66,16 @@ def test_training_slider_coordinates_are_a_scaled_isometry_of_2d_data():
         assert np.allclose(
             ratio, ratio[0], rtol=2e-3
         )  # one scale factor (data rounded to 4 digits)
+
+
+def test_training_slider_never_colours_a_group_yellow():
+    words = [f"w{k}" for k in range(8)]
+    snaps = [torch.randn(8, 2, generator=torch.Generator().manual_seed(1))]
+    seven = {f"g{k}": [words[k]] for k in range(7)}
+    fig = training_projection_slider(snaps, [0], words, seven)
+    assert [t.marker.color for t in fig.data] == list(LINE_COLOURS)  # no Okabe–Ito yellow
+    with pytest.raises(ValueError, match="at most 7 groups"):
+        training_projection_slider(snaps, [0], words, {f"g{k}": [words[k]] for k in range(8)})
 
 
 def test_training_slider_errors():
