@@ -17,6 +17,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -34,6 +35,7 @@ __all__ = [
     "cooccurrence_matrix",
     "glove_loss",
     "glove_weight",
+    "train_glove",
     "train_glove_tables",
 ]
 
@@ -209,6 +211,35 @@ def _loss_on_entries(
     dot = (W[i] * W_tilde[j]).sum(-1)  # [M]
     residual = dot + b[i] + b_tilde[j] - torch.log(x)
     return (glove_weight(x, x_max, alpha) * residual**2).sum()
+
+
+def train_glove(X: torch.Tensor, **options: Any) -> tuple[torch.Tensor, TrainingHistory]:
+    """Fit GloVe to a co-occurrence matrix and return the paper's word vectors W + W̃.
+
+    :func:`train_glove_tables`, which also returns the two tables separately, summed.
+
+    Equation:
+        vectors = W + W̃, fitted to minimise J (see :func:`glove_loss`)
+
+    Args:
+        X: the co-occurrence matrix.
+        **options: ``dim``, ``epochs``, ``lr``, ``seed``, ``x_max``, ``alpha``, ``batch_size``:
+            the keyword arguments of :func:`train_glove_tables`, with its defaults.
+
+    Returns:
+        ``(W + W̃, history)``.
+
+    Raises:
+        ValueError / TypeError: as :func:`train_glove_tables`.
+
+    Shapes:
+        X: [V, V] -> [V, dim]
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, section 4.2.
+    """
+    W, W_tilde, history = train_glove_tables(X, **options)
+    return W + W_tilde, history
 
 
 def train_glove_tables(

@@ -15,6 +15,7 @@ from lib.glove import (
     cooccurrence_matrix,
     glove_loss,
     glove_weight,
+    train_glove,
     train_glove_tables,
 )
 from lib.word2vec import analogy, build_vocab
@@ -166,6 +167,15 @@ def test_training_is_deterministic():
     W3, _, _ = train_glove_tables(X, dim=4, epochs=2, seed=4)
     assert torch.equal(W1, W2) and torch.equal(Wt1, Wt2) and h1.losses == h2.losses
     assert not torch.equal(W1, W3)
+
+
+def test_train_glove_is_the_sum_of_the_tables():
+    X = cooccurrence_matrix(generate_corpus(200, 1), build_vocab(generate_corpus(200, 1)), 3)
+    W, W_tilde, h1 = train_glove_tables(X, dim=4, epochs=2, seed=3, batch_size=64)
+    vectors, h2 = train_glove(X, dim=4, epochs=2, seed=3, batch_size=64)
+    assert torch.equal(vectors, W + W_tilde) and h1.losses == h2.losses
+    with pytest.raises(TypeError, match="unexpected keyword argument 'window'"):
+        train_glove(X, window=3)
 
 
 def test_train_errors():
