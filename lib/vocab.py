@@ -16,11 +16,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from lib._checks import check_positive_int
 
-__all__ = ["TrainingHistory", "Vocab", "build_vocab", "flatten"]
+__all__ = ["TrainingHistory", "Vocab", "block_means", "build_vocab", "flatten"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +156,43 @@ class TrainingHistory:
     losses: list[float] = field(default_factory=list)
     snapshot_epochs: list[int] = field(default_factory=list)
     snapshots: list[torch.Tensor] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------
+# Loss curves in blocks of steps (what lib.viz.tying.loss_curves and lib.viz.lab.loss_figure draw)
+# --------------------------------------------------------------------------------------------------
+
+
+def block_means(values: Sequence[float] | np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of each full block of ``block`` consecutive values, and the step that ends it.
+
+    A trailing part shorter than ``block`` is left out, so every point averages as many steps.
+
+    Equation:
+        mean_j = (1/b) Σ_{t = j·b}^{(j+1)·b − 1} values[t],  step_j = (j + 1)·b,
+        for j = 0 … ⌊n/b⌋ − 1
+
+    Args:
+        values: one number per step (e.g. a training loss), ``n >= block`` of them.
+        block: the steps ``b`` averaged per point, an int >= 1.
+
+    Returns:
+        ``(steps, means)``: int64 and float64 numpy arrays of ``⌊n/b⌋`` entries each.
+
+    Raises:
+        TypeError: ``block`` is not an int.
+        ValueError: ``block`` < 1, ``values`` is not 1-D or holds fewer than ``block`` values.
+
+    Shapes:
+        values: [n]
+        steps, means: [n // block]
+    """
+    block = check_positive_int("block", block)
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or array.size < block:
+        raise ValueError(
+            f"values must be 1-D with at least block = {block} entries, got {array.shape}"
+        )
+    n_blocks = array.size // block
+    means = array[: n_blocks * block].reshape(n_blocks, block).mean(axis=1)
+    return (np.arange(n_blocks, dtype=np.int64) + 1) * block, means

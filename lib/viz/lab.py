@@ -16,10 +16,10 @@ import plotly.graph_objects as go
 
 from lib._checks import check_positive_int
 from lib.viz.core import OKABE_ITO, palette, rounded, slider_figure
+from lib.vocab import block_means
 
 __all__ = [
     "SCHEME_STYLE",
-    "accuracy_by_length_figure",
     "comparison_markdown",
     "extrapolation_figure",
     "loss_figure",
@@ -104,50 +104,6 @@ def comparison_markdown(rows: Sequence[Mapping[str, str]], columns: Sequence[str
     return "\n".join(lines)
 
 
-def accuracy_by_length_figure(
-    accuracy: Mapping[str, Mapping[int, float | None]], train_len: int
-) -> go.Figure:
-    """Accuracy against evaluation length, one line per scheme (``None`` = could not run).
-
-    Args:
-        accuracy: ``{scheme: {eval_len: accuracy in [0, 1] or None}}``.
-        train_len: the training length ``L``; the x axis labels lengths as multiples of it.
-
-    Returns:
-        A figure with one trace per scheme, the x axis in tokens (log scale) and in multiples of ``L``.
-
-    Raises:
-        ValueError: ``accuracy`` is empty, an accuracy is outside [0, 1], or ``train_len < 1``.
-    """
-    train_len = check_positive_int("train_len", train_len)
-    if not accuracy:
-        raise ValueError("accuracy must hold at least one scheme")
-    lengths = sorted({t for by_len in accuracy.values() for t in by_len})
-    fig = go.Figure()
-    for name, by_len in accuracy.items():
-        style = _style(name)
-        xs = sorted(by_len)
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=_accuracy_values([by_len[t] for t in xs]),
-                name=name,
-                mode="lines+markers",
-                line={"color": style["color"], "dash": style["dash"], "width": 2.5},
-                marker={"symbol": style["symbol"], "size": 10},
-                hovertemplate=f"{name}<br>length %{{x}}<br>accuracy %{{y:.2f}}<extra></extra>",
-            )
-        )
-    fig.update_xaxes(
-        title="evaluation length T (tokens)",
-        type="log",
-        tickvals=lengths,
-        ticktext=[f"{t} ({t / train_len:g}×L)" for t in lengths],
-    )
-    fig.update_yaxes(title="next-token accuracy", range=[-0.02, 1.05])
-    return fig
-
-
 def per_position_figure(
     per_position: Mapping[str, Mapping[int, Sequence[float]]], train_len: int
 ) -> go.Figure:
@@ -199,9 +155,8 @@ def per_position_figure(
             )
         steps.append(group)
     labels = [f"{t} ({t // train_len}×L)" if t % train_len == 0 else str(t) for t in lengths]
-    fig = slider_figure(steps, labels, prefix="evaluation length T = ")
-    for step, t in zip(fig.layout.sliders[0].steps, lengths, strict=True):
-        step.args = [step.args[0], {**step.args[1], "xaxis.range": [-0.5, t - 0.5]}]
+    ranges = [{"xaxis.range": [-0.5, t - 0.5]} for t in lengths]
+    fig = slider_figure(steps, labels, prefix="evaluation length T = ", step_layouts=ranges)
     fig.update_xaxes(title="position t in the sequence", range=[-0.5, lengths[0] - 0.5])
     fig.update_yaxes(title="accuracy at position t", range=[-0.02, 1.05])
     fig.add_vline(
@@ -241,9 +196,7 @@ def loss_figure(losses: Mapping[str, Sequence[float]], *, window: int = 10) -> g
         values = np.asarray(curve, dtype=np.float64)
         if not np.all(np.isfinite(values)) or np.any(values <= 0):
             raise ValueError(f"losses[{name!r}] must be finite and > 0")
-        usable = (n // window) * window
-        means = values[:usable].reshape(-1, window).mean(axis=1)  # [n // window]
-        steps = np.arange(usable // window) * window + window  # last step of each window
+        steps, means = block_means(values, window)  # [n // window], last step of each window
         style = _style(name)
         fig.add_trace(
             go.Scatter(

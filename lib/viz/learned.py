@@ -25,7 +25,15 @@ import torch
 
 from lib._checks import check_floating, check_int, check_positive_int
 from lib.similarity import cosine_matrix
-from lib.viz.core import DIVERGING, OKABE_ITO, apply_theme, palette, rounded, slider_figure
+from lib.viz.core import (
+    DIVERGING,
+    LEGEND_ABOVE,
+    OKABE_ITO,
+    apply_theme,
+    palette,
+    rounded,
+    slider_figure,
+)
 
 __all__ = ["components_slider", "offset_similarity_curves", "similarity_window_slider"]
 
@@ -174,7 +182,7 @@ def offset_similarity_curves(
     fig.update_yaxes(title="mean cos(P[p], P[p + k])")
     fig.update_layout(
         height=440,
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+        legend=LEGEND_ABOVE,
     )
     return apply_theme(fig, caption=caption, alt=alt)
 

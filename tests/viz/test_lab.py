@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,7 +13,6 @@ from lib.lab import FINE_TUNED_VARIANTS, POSITION_SCHEMES, SCALED_VARIANTS
 from lib.viz.core import YELLOW
 from lib.viz.lab import (
     SCHEME_STYLE,
-    accuracy_by_length_figure,
     comparison_markdown,
     extrapolation_figure,
     loss_figure,
@@ -74,49 +72,38 @@ def test_markdown_table_errors():
 
 
 # ------------------------------------------------------------------------------------------------
-# accuracy_by_length_figure
+# accuracies: rounded to 2 decimals, NaN / None a gap, [0, 1] enforced
 # ------------------------------------------------------------------------------------------------
 
 
-def test_accuracy_figure_rounds_to_two_decimals_and_keeps_gaps():
-    fig = accuracy_by_length_figure(
-        {"rope": {32: 0.99876, 64: 0.123456, 128: 0.004}, "learned": {32: 1.0, 64: None}},
-        train_len=32,
+def test_accuracies_round_to_two_decimals_and_keep_gaps():
+    fig = per_position_figure(
+        {"rope": {4: [0.99876, 0.123456, 0.004, math.nan]}, "learned": {4: [1.0, None, 0, 1]}},
+        train_len=2,
     )
-    assert isinstance(fig, go.Figure)
     rope, learned = fig.data
-    assert list(rope.x) == [32, 64, 128] and list(rope.y) == [1.0, 0.12, 0.0]
-    assert list(learned.y) == [1.0, None]
+    assert list(rope.y) == [1.0, 0.12, 0.0, None]
+    assert list(learned.y) == [1.0, None, 0.0, 1.0]
     assert rope.name == "rope" and rope.line.color == SCHEME_STYLE["rope"]["color"]
-    assert list(fig.layout.xaxis.ticktext) == ["32 (1×L)", "64 (2×L)", "128 (4×L)"]
-    assert fig.layout.xaxis.type == "log"
-
-
-def test_accuracy_figure_nan_is_a_gap():
-    fig = accuracy_by_length_figure({"none": {8: math.nan, 16: 0.5}}, train_len=8)
-    assert list(fig.data[0].y) == [None, 0.5]
 
 
 @pytest.mark.parametrize(
-    ("accuracy", "train_len", "error", "match"),
+    ("curve", "train_len", "error", "match"),
     [
-        ({}, 8, ValueError, "accuracy"),
-        ({"rope": {8: 1.5}}, 8, ValueError, "accuracies"),
-        ({"rope": {8: -0.1}}, 8, ValueError, "accuracies"),
-        ({"rope": {8: 0.5}}, 0, ValueError, "train_len"),
-        ({"rope": {8: 0.5}}, 8.0, TypeError, "train_len"),
+        ([1.5, 0.5], 2, ValueError, "accuracies"),
+        ([-0.1, 0.5], 2, ValueError, "accuracies"),
+        ([0.5, 0.5], 0, ValueError, "train_len"),
+        ([0.5, 0.5], 2.0, TypeError, "train_len"),
     ],
 )
-def test_accuracy_figure_errors(accuracy, train_len, error, match):
+def test_accuracy_errors(curve, train_len, error, match):
     with pytest.raises(error, match=match):
-        accuracy_by_length_figure(accuracy, train_len)
+        per_position_figure({"rope": {2: curve}}, train_len)
 
 
 def test_numpy_integers_are_accepted_as_lengths():
-    accuracy = {"rope": {8: 0.5, 16: 0.25}}
-    assert accuracy_by_length_figure(accuracy, np.int64(8)) == accuracy_by_length_figure(
-        accuracy, 8
-    )
+    accuracy = {"rope": {8: [0.5] * 8}}
+    assert per_position_figure(accuracy, np.int64(8)) == per_position_figure(accuracy, 8)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -215,3 +215,30 @@ def test_vocabulary_share_slider_bars_add_up_to_100() -> None:
         vocabulary_share_slider(rows, active=2)
     with pytest.raises(ValueError, match="rows"):
         vocabulary_share_slider([])
+
+
+def test_block_means_averages_full_blocks_and_ends_each_at_its_last_step() -> None:
+    # lib.vocab.block_means, which loss_curves and lib.viz.lab.loss_figure draw (tested here
+    # beside its two figures; it belongs in tests/test_vocab.py).
+    from lib.vocab import block_means
+
+    steps, means = block_means([1.0, 3.0, 2.0, 6.0, 100.0], 2)  # the trailing 100 is left out
+    assert steps.tolist() == [2, 4] and means.tolist() == [2.0, 4.0]
+    fig = loss_curves({"run": [1.0, 3.0, 2.0, 6.0, 100.0]}, block=2)
+    assert list(fig.data[0].x) == [2, 4] and list(fig.data[0].y) == [2.0, 4.0]
+    with pytest.raises(ValueError, match="at least block = 3"):
+        block_means([1.0, 2.0], 3)
+    with pytest.raises(ValueError, match="block must be >= 1"):
+        block_means([1.0], 0)
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=40), st.integers(1, 8))
+def test_block_means_of_a_constant_is_the_constant(values: list[float], block: int) -> None:
+    from lib.vocab import block_means
+
+    n = len(values)
+    if block > n:
+        block = n
+    steps, means = block_means([values[0]] * n, block)
+    assert len(steps) == n // block and np.allclose(means, values[0], rtol=1e-12, atol=1e-12)
+    assert steps[-1] <= n and (np.diff(steps) == block).all()
