@@ -118,6 +118,43 @@ def rounded(values: torch.Tensor | np.ndarray | Sequence[float], digits: int = S
     return out
 
 
+def data_array(
+    name: str,
+    value: object,
+    ndim: int,
+    shape: str | None = None,
+    *,
+    length: int | None = None,
+    sequences: bool = False,
+    finite: bool = True,
+    digits: int = SIGNIFICANT_DIGITS,
+) -> np.ndarray:
+    """A builder's data argument, checked and rounded with :func:`rounded`: what a figure draws.
+
+    Args:
+        name: the argument's name, for the message.
+        value: a real tensor or numpy array (with ``sequences``, also a sequence of numbers).
+        ndim: the dimensions it must have.
+        shape: the shape named in the message (e.g. ``"[n_pairs, n_positions]"``).
+        length: the size its first dimension must have, if given.
+        sequences: also accept a sequence of numbers.
+        finite: refuse NaN and ±inf.
+        digits: significant digits kept (positions and distances keep more, to stay integers).
+
+    Returns:
+        A non-empty float64 numpy array with ``ndim`` dimensions.
+
+    Raises:
+        TypeError: ``value`` is of another kind (see :func:`lib._checks.check_real_array`).
+        ValueError: a value is not finite (with ``finite``), or the shape is not as required.
+    """
+    array = rounded(check_real_array(name, value, sequences=sequences, finite=finite), digits)
+    if array.ndim != ndim or array.size == 0 or (length is not None and array.shape[0] != length):
+        want = f"[{length}]" if length is not None else shape or f"{ndim}-D and non-empty"
+        raise ValueError(f"{name} must have shape {want}, got {list(array.shape)}")
+    return array
+
+
 def apply_theme(
     fig: go.Figure,
     *,

@@ -24,12 +24,13 @@ import torch
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
-from lib._checks import check_index, check_labels, check_mapping, check_real_array
+from lib._checks import check_index, check_labels, check_mapping
 from lib.viz.core import (
     OKABE_ITO,
     SEQUENTIAL,
     add_slider,
     apply_theme,
+    data_array,
     heatmap_slider,
     palette,
     rounded,
@@ -64,21 +65,12 @@ _LABEL_Y = -1.6  # where the angle read-out (two lines) sits, below the unit cir
 # --------------------------------------------------------------------------------------------------
 
 
-def _array(name: str, value: object, ndim: int, what: str, digits: int = 4) -> np.ndarray:
-    """``value`` (tensor or array) as a float64 numpy array with ``ndim`` dimensions, rounded to
-    ``digits`` significant digits (more for positions, which must stay exact integers)."""
-    array = rounded(check_real_array(name, value), digits)
-    if array.ndim != ndim:
-        raise ValueError(f"{name} must be {what}, got shape {list(array.shape)}")
-    return array
-
-
 def _tracks(points: object, angles: object) -> tuple[np.ndarray, np.ndarray]:
     """Check ``points: [P, M, 2]`` and ``angles: [P, M]`` and return them rounded."""
-    xy = _array("points", points, 3, "[n_pairs, n_positions, 2]")
+    xy = data_array("points", points, 3, "[n_pairs, n_positions, 2]")
     if xy.shape[2] != 2 or xy.shape[0] == 0 or xy.shape[1] == 0:
         raise ValueError(f"points must be [n_pairs, n_positions, 2], got shape {list(xy.shape)}")
-    theta = _array("angles", angles, 2, "[n_pairs, n_positions]")
+    theta = data_array("angles", angles, 2, "[n_pairs, n_positions]")
     if theta.shape != xy.shape[:2]:
         raise ValueError(
             f"angles must be [n_pairs, n_positions] = {list(xy.shape[:2])} to match points, "
@@ -594,7 +586,7 @@ def decay_figure(
     References:
         Su et al., RoFormer, arXiv:2104.09864, §3.4.3 and Fig. 2.
     """
-    x = _array("distances", distances, 1, "1-D [K]", digits=9)  # integer distances, exactly
+    x = data_array("distances", distances, 1, "1-D [K]", digits=9)  # integer distances, exactly
     if x.size == 0 or np.any(x <= 0):
         raise ValueError("distances must be non-empty and > 0 (the distance axis is logarithmic)")
     panels = [("relative upper bound (1/(d/2))·Σ|S_j|", check_mapping("bounds", bounds))]
@@ -608,7 +600,7 @@ def decay_figure(
     dashes = ("solid", "dash", "dot", "dashdot")
     for col, (_title, curves) in enumerate(panels, start=1):
         for n, (name, values) in enumerate(curves.items()):
-            y = _array(f"curve {name!r}", values, 1, "1-D [K]")
+            y = data_array(f"curve {name!r}", values, 1, "1-D [K]")
             if y.shape != x.shape:
                 raise ValueError(f"curve {name!r} must have {x.size} values, got {y.size}")
             fig.add_trace(
@@ -765,11 +757,11 @@ def position_precision_figure(
     References:
         Su et al., RoFormer, arXiv:2104.09864.
     """
-    x = _array("positions", positions, 1, "1-D [K]", digits=9)  # positions: keep every digit
+    x = data_array("positions", positions, 1, "1-D [K]", digits=9)  # positions: keep every digit
     fig = go.Figure()
     dashes = ("solid", "dash", "dot")
     for n, (name, values) in enumerate(check_mapping("seen", seen).items()):
-        y = _array(f"seen[{name!r}]", values, 1, "1-D [K]", digits=9)
+        y = data_array(f"seen[{name!r}]", values, 1, "1-D [K]", digits=9)
         if y.shape != x.shape:
             raise ValueError(f"seen[{name!r}] must have {x.size} values, got {y.size}")
         fig.add_trace(

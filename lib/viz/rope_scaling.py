@@ -28,10 +28,17 @@ from lib._checks import (
     check_mapping,
     check_positive_float,
     check_positive_int,
-    check_real_array,
 )
 from lib.rope import rope_wavelengths
-from lib.viz.core import LINE_COLOURS, OKABE_ITO, add_step_slider, apply_theme, palette, rounded
+from lib.viz.core import (
+    LINE_COLOURS,
+    OKABE_ITO,
+    add_step_slider,
+    apply_theme,
+    data_array,
+    palette,
+    rounded,
+)
 
 __all__ = [
     "METHOD_STYLES",
@@ -111,15 +118,6 @@ def _assign_styles(
 # --------------------------------------------------------------------------------------------------
 # argument checks
 # --------------------------------------------------------------------------------------------------
-
-
-def _vector(name: str, value: object, length: int | None = None) -> np.ndarray:
-    """A 1-D float64 array (rounded) of ``length`` entries from a tensor, array or sequence."""
-    array = rounded(check_real_array(name, value, sequences=True))
-    if array.ndim != 1 or array.size == 0 or (length is not None and array.shape[0] != length):
-        want = f"[{length}]" if length is not None else "1-D and non-empty"
-        raise ValueError(f"{name} must have shape {want}, got {list(array.shape)}")
-    return array
 
 
 def _inv_freq(name: str, value: object, length: int | None = None) -> np.ndarray:
@@ -660,13 +658,13 @@ def curves_figure(
     Returns:
         A figure with one line trace per curve.
     """
-    xs = _vector("x", x)
+    xs = data_array("x", x, 1, sequences=True)
     check_mapping("curves", curves)
     height = check_positive_int("height", height)
     fig = go.Figure()
     styles = _assign_styles([str(k) for k in curves], methods)
     for n, (name, values) in enumerate(curves.items()):
-        ys = _vector(f"curves[{name!r}]", values, xs.size)
+        ys = data_array(f"curves[{name!r}]", values, 1, length=xs.size, sequences=True)
         color, dash = styles[n]
         fig.add_trace(
             go.Scatter(
@@ -675,7 +673,12 @@ def curves_figure(
                 hovertemplate="%{x:,.4g} → %{y:,.4g}<extra>" + str(name) + "</extra>",
             )
         )  # fmt: skip
-    all_y = np.concatenate([_vector(f"curves[{k!r}]", v, xs.size) for k, v in curves.items()])
+    all_y = np.concatenate(
+        [
+            data_array(f"curves[{k!r}]", v, 1, length=xs.size, sequences=True)
+            for k, v in curves.items()
+        ]
+    )
     y_span = [float(all_y.min()), float(all_y.max())]
     for label, value in (vlines or {}).items():
         value = check_positive_float(f"vlines[{label!r}]", value)

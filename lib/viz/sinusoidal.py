@@ -16,11 +16,12 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_positive_float, check_real_array
+from lib._checks import check_positive_float
 from lib.viz.core import (
     DIVERGING,
     OKABE_ITO,
     apply_theme,
+    data_array,
     heatmap_slider,
     palette,
     rounded,
@@ -36,21 +37,6 @@ __all__ = [
 ]
 
 _ArrayLike = torch.Tensor | np.ndarray
-
-
-def _matrix(name: str, value: object) -> np.ndarray:
-    array = rounded(check_real_array(name, value, finite=False))
-    if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D [positions, d_model], got shape {list(array.shape)}")
-    return array
-
-
-def _vector(name: str, value: object, length: int | None = None) -> np.ndarray:
-    array = rounded(check_real_array(name, value, sequences=True, finite=False))
-    if array.ndim != 1 or (length is not None and array.shape[0] != length):
-        want = f"[{length}]" if length is not None else "1-D"
-        raise ValueError(f"{name} must have shape {want}, got {list(array.shape)}")
-    return array
 
 
 def pe_heatmap_slider(
@@ -113,7 +99,10 @@ def layout_heatmaps(
         raise TypeError(f"tables must be a mapping title -> table, got {type(tables).__name__}")
     if not tables:
         raise ValueError("tables must hold at least one table")
-    arrays = {name: _matrix(f"tables[{name!r}]", t) for name, t in tables.items()}
+    arrays = {
+        name: data_array(f"tables[{name!r}]", t, 2, "2-D [positions, d_model]", finite=False)
+        for name, t in tables.items()
+    }
     shapes = {a.shape for a in arrays.values()}
     if len(shapes) != 1:
         raise ValueError(f"every table must have the same shape, got {sorted(shapes)}")
@@ -166,7 +155,7 @@ def dot_product_curves(
     Raises:
         TypeError / ValueError: ``curves`` is not a non-empty mapping of ``[K]`` vectors.
     """
-    x = _vector("offsets", offsets)
+    x = data_array("offsets", offsets, 1, sequences=True, finite=False)
     if not isinstance(curves, Mapping):
         raise TypeError(f"curves must be a mapping name -> values, got {type(curves).__name__}")
     if not curves:
@@ -174,7 +163,7 @@ def dot_product_curves(
     fig = go.Figure()
     dashes = ("solid", "dash", "dot", "dashdot")
     for n, (name, values) in enumerate(curves.items()):
-        y = _vector(f"curves[{name!r}]", values, len(x))
+        y = data_array(f"curves[{name!r}]", values, 1, length=len(x), sequences=True, finite=False)
         fig.add_trace(
             go.Scatter(
                 x=x.tolist(),
@@ -234,7 +223,14 @@ def wavelength_slider(
             raise ValueError(f"wavelengths[{k}] must map the same layout names {names}")
         traces = []
         for n, name in enumerate(names):
-            y = _vector(f"wavelengths[{k}][{name!r}]", series[name], int(d) // 2)
+            y = data_array(
+                f"wavelengths[{k}][{name!r}]",
+                series[name],
+                1,
+                length=int(d) // 2,
+                sequences=True,
+                finite=False,
+            )
             traces.append(
                 go.Scatter(
                     x=list(range(len(y))),
@@ -301,7 +297,7 @@ def shift_rotation_slider(
     Raises:
         TypeError / ValueError: ``points`` is not ``[N, 2]``, ``shifts`` empty, negative or too big.
     """
-    xy = _matrix("points", points)
+    xy = data_array("points", points, 2, "2-D [positions, d_model]", finite=False)
     if xy.shape[1] != 2:
         raise ValueError(f"points must be [N, 2] (sin, cos), got {list(xy.shape)}")
     if not shifts or any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in shifts):

@@ -16,6 +16,7 @@ from lib.viz.core import (
     SIGNIFICANT_DIGITS,
     add_step_slider,
     apply_theme,
+    data_array,
     heatmap_slider,
     rounded,
     slider_figure,
@@ -144,3 +145,20 @@ def test_add_step_slider_checks_the_trace_count():
         add_step_slider(fig, ["a", "b"], n_static=0, per_step=2)
     add_step_slider(fig, ["a", "b"], n_static=1, per_step=1, active=1)
     assert [t.visible for t in fig.data] == [None, False, True]
+
+
+def test_data_array_checks_rounds_and_names_the_argument():
+    got = data_array("x", [1.234567, 2.0], 1, sequences=True)
+    assert got.tolist() == [1.235, 2.0]
+    assert data_array("p", torch.tensor([123456.0]), 1, digits=9).tolist() == [123456.0]
+    with pytest.raises(ValueError, match=r"x must have shape \[3\], got \[2\]"):
+        data_array("x", [1.0, 2.0], 1, length=3, sequences=True)
+    with pytest.raises(ValueError, match=r"m must have shape \[rows, cols\]"):
+        data_array("m", torch.zeros(3), 2, "[rows, cols]")
+    with pytest.raises(ValueError, match="non-empty"):
+        data_array("x", torch.zeros(0), 1)
+    with pytest.raises(TypeError, match=r"x must be a torch\.Tensor or numpy array"):
+        data_array("x", [1.0], 1)
+    with pytest.raises(ValueError, match="finite"):
+        data_array("x", torch.tensor([math.inf]), 1)
+    assert data_array("x", torch.tensor([math.inf]), 1, finite=False).tolist() == [math.inf]
