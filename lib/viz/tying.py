@@ -24,7 +24,16 @@ import torch
 
 from lib._checks import check_choice, check_floating, check_int, check_positive_int
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes
-from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, palette, rounded, slider_figure
+from lib.viz.core import (
+    LEGEND_ABOVE,
+    OKABE_ITO,
+    add_step_slider,
+    apply_theme,
+    palette,
+    rounded,
+    slider_figure,
+)
+from lib.vocab import block_means
 
 __all__ = ["gradient_split_bars", "loss_curves", "tying_bars", "vocabulary_share_slider"]
 
@@ -135,7 +144,10 @@ def tying_bars(
         untied_opacity = [FADED if p is True else 1.0 for p in published]
         common = {
             "x": names,
+            "y": values.tolist(),
             "customdata": custom,
+            "hovertemplate": hover + "<extra></extra>",
+            "showlegend": k == active,
             "visible": k == active,
             "textposition": "outside",
             "textfont": {"size": 16},
@@ -144,7 +156,6 @@ def tying_bars(
         }
         fig.add_trace(
             go.Bar(
-                y=values.tolist(),
                 name="tied: one matrix, used as embedding and head",
                 offsetgroup="tied",
                 legendgroup="tied",
@@ -155,27 +166,21 @@ def tying_bars(
                 },
                 text=tied_text,
                 meta="tied",
-                hovertemplate=hover + "<extra></extra>",
-                showlegend=k == active,
                 **common,
             )
         )
         fig.add_trace(
             go.Bar(
-                y=values.tolist(),
                 name="untied: input embedding",
                 offsetgroup="untied",
                 legendgroup="embed",
                 marker={"color": EMBED_COLOUR, "opacity": untied_opacity},
                 meta="untied, input embedding",
-                hovertemplate=hover + "<extra></extra>",
-                showlegend=k == active,
                 **common,
             )
         )
         fig.add_trace(
             go.Bar(
-                y=values.tolist(),
                 base=values.tolist(),
                 name="untied: separate LM head",
                 offsetgroup="untied",
@@ -183,8 +188,6 @@ def tying_bars(
                 marker={"color": HEAD_COLOUR, "opacity": untied_opacity},
                 text=untied_text,
                 meta="untied, LM head",
-                hovertemplate=hover + "<extra></extra>",
-                showlegend=k == active,
                 **common,
             )
         )
@@ -200,7 +203,7 @@ def tying_bars(
     fig.update_layout(
         barmode="group",
         height=500,
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+        legend=LEGEND_ABOVE,
     )
     fig.update_yaxes(title=titles[active], range=ranges[active])
     fig.update_xaxes(tickangle=-30)
@@ -282,7 +285,7 @@ def gradient_split_bars(
     fig.update_layout(
         barmode="group",
         height=440,
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+        legend=LEGEND_ABOVE,
     )
     fig.update_xaxes(title="row of E (token)")
     fig.update_yaxes(title="L2 norm of the row's gradient")
@@ -335,9 +338,7 @@ def loss_curves(
             raise ValueError(
                 f"histories[{name!r}] must hold at least block = {block} losses, got {len(values)}"
             )
-        n_blocks = len(values) // block
-        means = values[: n_blocks * block].reshape(n_blocks, block).mean(axis=1)
-        steps = (np.arange(n_blocks) + 1) * block
+        steps, means = block_means(values, block)
         fig.add_trace(
             go.Scatter(
                 x=steps.tolist(),
@@ -360,7 +361,7 @@ def loss_curves(
     fig.update_yaxes(title="cross-entropy (nats per token)")
     fig.update_layout(
         height=440,
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+        legend=LEGEND_ABOVE,
     )
     return apply_theme(fig, caption=caption, alt=alt)
 
