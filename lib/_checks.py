@@ -599,3 +599,24 @@ def check_rows_and_vector(
             f"{tuple(rows.shape)} and {tuple(vector.shape)}"
         )
     return rows, vector
+
+
+def check_counts(name: str, value: object) -> torch.Tensor:
+    """Return a floating tensor of counts (co-occurrences); every value must be >= 0.
+
+    Args:
+        name: the argument's name, for the message.
+        value: any object; a floating tensor with no negative entry passes (values are read on
+            the CPU only, see :func:`values_checkable`).
+
+    Returns:
+        ``value``, now known to be a floating tensor of counts.
+
+    Raises:
+        TypeError: ``value`` is not a floating tensor.
+        ValueError: an entry is negative.
+    """
+    counts = check_floating(name, value)
+    if values_checkable(counts) and bool((counts < 0).any()):
+        raise ValueError(f"{name} must be non-negative (co-occurrence counts)")
+    return counts

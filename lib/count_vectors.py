@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from lib._checks import check_floating, check_positive_float, check_positive_int
+from lib._checks import check_counts, check_floating, check_positive_float, check_positive_int
 
 __all__ = ["ppmi", "svd_vectors"]
 
@@ -51,8 +51,7 @@ def ppmi(X: torch.Tensor, *, shift: float = 1.0) -> torch.Tensor:
     X = check_floating("X", X)
     if X.dim() != 2:
         raise ValueError(f"X must be a [V, C] matrix, got shape {tuple(X.shape)}")
-    if bool((X < 0).any()):
-        raise ValueError("X must be non-negative (co-occurrence counts)")
+    X = check_counts("X", X)
     shift = check_positive_float("shift", shift)
     if shift < 1:
         raise ValueError(f"shift must be >= 1 (a number of negative samples), got {shift}")

@@ -23,6 +23,7 @@ import torch
 
 from lib._checks import (
     check_choice,
+    check_counts,
     check_floating,
     check_int,
     check_positive_float,
@@ -134,11 +135,9 @@ def glove_weight(x: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> 
     References:
         Pennington et al., GloVe, EMNLP 2014, eq. 9.
     """
-    x = check_floating("x", x)
+    x = check_counts("x", x)
     x_max = check_positive_float("x_max", x_max)
     alpha = check_positive_float("alpha", alpha)
-    if bool((x < 0).any()):
-        raise ValueError("x must be non-negative (co-occurrence counts)")
     return torch.where(x < x_max, (x / x_max) ** alpha, torch.ones_like(x))
 
 
@@ -286,8 +285,7 @@ def train_glove_tables(
     X = check_floating("X", X)
     if X.dim() != 2 or X.shape[0] != X.shape[1]:
         raise ValueError(f"X must be a square [V, V] matrix, got shape {tuple(X.shape)}")
-    if bool((X < 0).any()):
-        raise ValueError("X must be non-negative (co-occurrence counts)")
+    X = check_counts("X", X)
     dim = check_positive_int("dim", dim)
     epochs = check_positive_int("epochs", epochs)
     lr = check_positive_float("lr", lr)

@@ -360,3 +360,22 @@ def test_value_checks_still_run_on_the_cpu():
     fully_masked[1] = -math.inf
     with pytest.raises(ValueError, match="every key is masked"):
         attention(torch.randn(3, 2), torch.randn(3, 2), torch.randn(3, 2), bias=fully_masked)
+
+
+def test_check_rows_and_vector_and_check_counts():
+    rows, vector = torch.ones(3, 4), torch.ones(4)
+    assert _checks.check_rows_and_vector("rows", rows, "q", vector) == (rows, vector)
+    with pytest.raises(ValueError, match=r"^rows must be \[n, d\] and q \[d\], got shapes"):
+        _checks.check_rows_and_vector("rows", rows, "q", torch.ones(5))
+    with pytest.raises(ValueError, match="rows must be"):
+        _checks.check_rows_and_vector("rows", torch.ones(4), "q", vector)  # 1-D table
+    with pytest.raises(TypeError, match="q"):
+        _checks.check_rows_and_vector("rows", rows, "q", torch.ones(4, dtype=torch.long))
+    counts = torch.tensor([[0.0, 2.0], [1.0, 0.0]])
+    assert _checks.check_counts("X", counts) is counts
+    with pytest.raises(ValueError, match=r"^X must be non-negative \(co-occurrence counts\)$"):
+        _checks.check_counts("X", torch.tensor([1.0, -0.5]))
+    with pytest.raises(TypeError, match="X"):
+        _checks.check_counts("X", torch.tensor([1, 2]))
+    on_meta = torch.full((2,), -1.0, device="meta")
+    assert _checks.check_counts("X", on_meta) is on_meta  # no values to read
