@@ -17,22 +17,13 @@ from lib.viz.core import (
     SEQUENTIAL,
     add_step_slider,
     apply_theme,
+    data_array,
     palette,
     rounded,
     signed_scale,
 )
 
 __all__ = ["output_shift_bars", "permutation_slider"]
-
-
-def _as_2d(name: str, value: torch.Tensor | np.ndarray) -> np.ndarray:
-    """Rounded float64 numpy copy of a 2-D tensor; ``TypeError``/``ValueError`` naming ``name``."""
-    if not isinstance(value, torch.Tensor | np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(value).__name__}")
-    array = rounded(value)
-    if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {list(array.shape)}")
-    return array
 
 
 def _check_tokens(name: str, tokens: object) -> list[str]:
@@ -83,7 +74,8 @@ def permutation_slider(
     steps = []
     for s, (sentence, w_in, y_in) in enumerate(zip(sentences, weights, outputs, strict=True)):
         tokens = _check_tokens(f"sentences[{s}]", sentence)
-        w_arr, y_arr = _as_2d(f"weights[{s}]", w_in), _as_2d(f"outputs[{s}]", y_in)
+        w_arr = data_array(f"weights[{s}]", w_in, 2, "2-D [T, T]", finite=False)
+        y_arr = data_array(f"outputs[{s}]", y_in, 2, "2-D [T, d]", finite=False)
         t = len(tokens)
         if w_arr.shape != (t, t):
             raise ValueError(f"weights[{s}] must be [T, T] = [{t}, {t}], got {list(w_arr.shape)}")

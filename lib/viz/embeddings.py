@@ -22,7 +22,13 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_choice, check_floating, check_int, check_integer_tensor
+from lib._checks import (
+    check_choice,
+    check_floating,
+    check_int,
+    check_integer_tensor,
+    check_token_ids,
+)
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes, one_hot
 from lib.viz.core import (
     OKABE_ITO,
@@ -54,14 +60,6 @@ def _table(name: str, table: object) -> torch.Tensor:
     if table.dim() != 2:
         raise ValueError(f"{name} must be 2-D [V, d], got shape {tuple(table.shape)}")
     return table
-
-
-def _ids_in_range(name: str, ids: torch.Tensor, vocab_size: int) -> None:
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        raise ValueError(
-            f"{name} must lie in [0, {vocab_size - 1}] (the table has {vocab_size} rows), "
-            f"got {ids.tolist()}"
-        )
 
 
 def _box(x0: float, x1: float, y0: float, y1: float) -> tuple[list[float], list[float]]:
@@ -109,7 +107,7 @@ def lookup_slider(
     if ids.dim() != 1 or ids.numel() == 0:
         raise ValueError(f"ids must be 1-D [T] with T >= 1, got shape {tuple(ids.shape)}")
     vocab_size, d = table.shape
-    _ids_in_range("ids", ids, vocab_size)
+    check_token_ids(ids, vocab_size, "ids")
     n_tokens = ids.numel()
     tokens = _check_labels("tokens", tokens, n_tokens) if tokens is not None else None
     vocab = _check_labels("vocab", vocab, vocab_size) if vocab is not None else None
@@ -349,8 +347,7 @@ def gradient_rows_slider(
     vocab_size, d = shape
     counts = []
     for s, batch in enumerate(ids):
-        batch = check_integer_tensor(f"ids[{s}]", batch)
-        _ids_in_range(f"ids[{s}]", batch, vocab_size)
+        batch = check_token_ids(batch, vocab_size, f"ids[{s}]")
         counts.append(torch.bincount(batch.flatten().long(), minlength=vocab_size))  # [V]
     vocab = _check_labels("vocab", vocab, vocab_size) if vocab is not None else None
     row_names = vocab or [str(v) for v in range(vocab_size)]

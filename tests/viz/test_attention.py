@@ -108,7 +108,7 @@ def test_permutation_slider_errors():
         permutation_slider(sentences, [torch.zeros(2, 2), weights[1]], outputs)
     with pytest.raises(ValueError, match=r"outputs\[1\] must be \[T=3, d\]"):
         permutation_slider(sentences, weights, [outputs[0], torch.zeros(2, 2)])
-    with pytest.raises(ValueError, match=r"weights\[0\] must be 2-D"):
+    with pytest.raises(ValueError, match=r"weights\[0\] must have shape 2-D"):
         permutation_slider(sentences, [torch.zeros(3), weights[1]], outputs)
     with pytest.raises(TypeError, match=r"outputs\[0\] must be a torch.Tensor"):
         permutation_slider(sentences, weights, [[[1.0]], outputs[1]])
