@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_int, check_integer_tensor
+from lib._checks import check_int, check_integer_tensor, check_positive_float
 from lib.mrope import SegmentSpan, segment_spans
 from lib.rope import rope_wavelengths
 from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, rounded
@@ -411,10 +411,7 @@ def slot_frequencies_figure(
             range=[-0.6, 2.6],
         )  # fmt: skip
     if context_length is not None:
-        if isinstance(context_length, bool) or not isinstance(context_length, int | float):
-            raise TypeError("context_length must be a number")
-        if not math.isfinite(context_length) or context_length <= 0:
-            raise ValueError(f"context_length must be finite and > 0, got {context_length}")
+        check_positive_float("context_length", context_length)
         for r in range(1, len(names) + 1):
             fig.add_trace(
                 go.Scatter(

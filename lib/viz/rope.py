@@ -24,7 +24,7 @@ import torch
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
-from lib._checks import check_index, check_labels, check_mapping
+from lib._checks import check_index, check_labels, check_mapping, check_positive_int
 from lib.viz.core import (
     OKABE_ITO,
     SEQUENTIAL,
@@ -335,8 +335,7 @@ def rotation_diagram(
     References:
         Su et al., RoFormer, arXiv:2104.09864, eq. 13–15.
     """
-    if isinstance(frame_ms, bool) or not isinstance(frame_ms, int) or frame_ms < 1:
-        raise ValueError(f"frame_ms must be a positive int (milliseconds), got {frame_ms!r}")
+    frame_ms = check_positive_int("frame_ms", frame_ms)
     fig, xy, theta, _, dynamic = _panels(points, angles, titles, active, colours, "active")
     n_panels, n_pos = theta.shape
 

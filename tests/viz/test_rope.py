@@ -201,7 +201,7 @@ def test_diagram_initial_state_is_the_active_snapshot():
 
 def test_diagram_errors():
     points, angles = hand_tracks([1.0], 3)
-    with pytest.raises(ValueError, match="frame_ms must be a positive int"):
+    with pytest.raises(ValueError, match="frame_ms must be >= 1"):
         rotation_diagram(points, angles, ["a"], frame_ms=0)
     with pytest.raises(ValueError, match="active must be in"):
         rotation_diagram(points, angles, ["a"], active=5)
