@@ -23,16 +23,18 @@ timestamps or software name in the PNG, a fixed 8-bit palette (no dithering).
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import logging
 import re
 import textwrap
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from plotly.io._base_renderers import PlotlyRenderer  # plotly's mime renderer, not exported
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 PNG_MIME = "image/png"
@@ -215,6 +217,22 @@ def _visible(trace: Mapping) -> bool:
     return trace.get("visible", True) not in (False, "legendonly")
 
 
+def _pair(trace: Mapping) -> tuple[str, str]:
+    """The (x axis, y axis) references a trace is drawn on."""
+    return trace.get("xaxis", "x"), trace.get("yaxis", "y")
+
+
+def _opacity(spec: Mapping) -> float:
+    """``spec["opacity"]``: 1 when absent or given per point."""
+    value = spec.get("opacity", 1.0)
+    return 1.0 if isinstance(value, list) else float(value)
+
+
+def _font_size(font: Mapping, default: float) -> float:
+    """A plotly font size (CSS pixels, possibly one per point: the first) in points."""
+    return float(_per_point(font.get("size", default), 1)[0] or default) * _PX
+
+
 # ----------------------------------------------------------------------------------------------
 # Axes
 
@@ -231,7 +249,7 @@ class _Axes:
         self._collect_categories(traces)
         pairs = []
         for trace in traces:
-            pair = (trace.get("xaxis", "x"), trace.get("yaxis", "y"))
+            pair = _pair(trace)
             if pair not in pairs:
                 pairs.append(pair)
         for key in layout:
@@ -282,6 +300,15 @@ class _Axes:
             )
         return _numbers(values)
 
+    def positions(self, ref: str, values: Any, n: int) -> np.ndarray:
+        """:meth:`coords` of ``values``, or 0, 1, ..., n - 1 when the trace gives none."""
+        return np.arange(n, dtype=np.float64) if values is None else self.coords(ref, values)
+
+    def on(self, ref: str, letter: str) -> Any:
+        """The first axes drawn on axis ``ref`` (an x axis when ``letter`` is "x"), or None."""
+        side = 0 if letter == "x" else 1
+        return next((ax for pair, ax in self.axes.items() if pair[side] == ref), None)
+
     def rect(self, xref: str, yref: str) -> list[float]:
         xd = self.axis(xref).get("domain") or [0, 1]
         yd = self.axis(yref).get("domain") or [0, 1]
@@ -318,15 +345,16 @@ class _Axes:
         """The transform for one direction of an annotation or shape reference."""
         if not ref or ref == "paper":
             return self.paper()
-        name = ref.split()[0]
-        pair = next(
-            (p for p in self.axes if p[0 if letter == "x" else 1] == name),
-            None,
-        )
-        if pair is None:
+        ax = self.on(ref.split()[0], letter)
+        if ax is None:
             return self.paper()
-        ax = self.axes[pair]
         return ax.transAxes if ref.endswith("domain") else ax.transData
+
+    def blend(self, xref: str, yref: str) -> Any:
+        """The transform of a point given as (x on ``xref``, y on ``yref``)."""
+        from matplotlib.transforms import blended_transform_factory
+
+        return blended_transform_factory(self.transform(xref, "x"), self.transform(yref, "y"))
 
     def style(self) -> None:
         """Axis titles, scales, ranges, ticks and grids from the layout."""
@@ -339,30 +367,22 @@ class _Axes:
                 ax.set_aspect(ratio, adjustable="box", anchor="C")
         for (xref, yref), ax in self.axes.items():
             for ref, letter in ((xref, "x"), (yref, "y")):
-                match = self.axis(ref).get("matches")
-                if match:
-                    other = next(
-                        (a for p, a in self.axes.items() if p[0 if letter == "x" else 1] == match),
-                        None,
-                    )
-                    if other is not None:
-                        lim = other.get_xlim() if letter == "x" else other.get_ylim()
-                        (ax.set_xlim if letter == "x" else ax.set_ylim)(lim)
+                other = self.on(self.axis(ref).get("matches"), letter)
+                if other is not None:
+                    getattr(ax, f"set_{letter}lim")(getattr(other, f"get_{letter}lim")())
 
     def _style_axis(self, ax, ref: str, letter: str) -> None:
         spec = self.axis(ref)
-        set_label = ax.set_xlabel if letter == "x" else ax.set_ylabel
-        set_lim = ax.set_xlim if letter == "x" else ax.set_ylim
-        set_scale = ax.set_xscale if letter == "x" else ax.set_yscale
-        axis = ax.xaxis if letter == "x" else ax.yaxis
+        set_lim = getattr(ax, f"set_{letter}lim")
+        axis = getattr(ax, f"{letter}axis")
         title = _text(spec.get("title"))
         if title:
-            set_label(title, fontsize=9)
+            getattr(ax, f"set_{letter}label")(title, fontsize=9)
         log = spec.get("type") == "log"
         if log:
             from matplotlib.ticker import FuncFormatter, NullFormatter
 
-            set_scale("log")
+            getattr(ax, f"set_{letter}scale")("log")
             axis.set_major_formatter(FuncFormatter(_log_label))
             axis.set_minor_formatter(NullFormatter())
         if ref in self.categories:
@@ -375,7 +395,7 @@ class _Axes:
             lo, hi = (10.0 ** float(rng[0]), 10.0 ** float(rng[1])) if log else rng
             set_lim(lo, hi)
         if spec.get("autorange") == "reversed":
-            lo, hi = ax.get_xlim() if letter == "x" else ax.get_ylim()
+            lo, hi = getattr(ax, f"get_{letter}lim")()
             if lo < hi:
                 set_lim(hi, lo)
         if spec.get("tickvals") is not None:
@@ -421,31 +441,26 @@ class _Axes:
 
 
 def _draw_scatter(axes: _Axes, trace: Mapping, ax, colour: Any, z: float) -> Any:
-    xref, yref = trace.get("xaxis", "x"), trace.get("yaxis", "y")
-    y_values = trace.get("y")
-    x_values = trace.get("x")
-    if x_values is None and y_values is not None:
-        x_values = list(range(len(_numbers(y_values))))
-    x = axes.coords(xref, x_values)
-    y = axes.coords(yref, y_values)
+    xref, yref = _pair(trace)
+    y = axes.coords(yref, trace.get("y"))
+    x = axes.positions(xref, trace.get("x"), len(y))
     n = min(len(x), len(y))
     x, y = x[:n], y[:n]
     mode = trace.get("mode") or ("lines+markers" if n < 20 else "lines")
     line = trace.get("line") or {}
     marker = trace.get("marker") or {}
-    opacity = float(trace.get("opacity", 1.0))
+    opacity = _opacity(trace)
     line_colour = _colour(line.get("color"), colour)
     handle = None
     fill = trace.get("fill")
-    if fill in ("toself", "tonext") and n:
-        fc = _colour(trace.get("fillcolor"), (*_colour(line_colour)[:3], 0.3))
-        ax.fill(x, y, color=fc, linewidth=0, zorder=z - 0.5)
-    elif fill in ("tozeroy", "tozerox") and n:
+    if fill in ("toself", "tonext", "tozeroy", "tozerox") and n:
         fc = _colour(trace.get("fillcolor"), (*_colour(line_colour)[:3], 0.3))
         if fill == "tozeroy":
             ax.fill_between(x, 0, y, color=fc, linewidth=0, zorder=z - 0.5)
-        else:
+        elif fill == "tozerox":
             ax.fill_betweenx(y, 0, x, color=fc, linewidth=0, zorder=z - 0.5)
+        else:
+            ax.fill(x, y, color=fc, linewidth=0, zorder=z - 0.5)
     if "lines" in mode and n:
         width = float(line.get("width", 2)) * _PX
         style = _DASHES.get(line.get("dash", "solid"), "-")
@@ -490,7 +505,7 @@ def _draw_markers(ax, trace, marker, x, y, colour, opacity, z):
     edge = marker.get("line") or {}
     edge_colour = _colour(edge.get("color"), "none")
     edge_width = float(edge.get("width", 0) or 0) * _PX
-    alpha = float(marker.get("opacity", 1.0)) if not isinstance(marker.get("opacity"), list) else 1
+    alpha = _opacity(marker)
     groups: dict[tuple, list[int]] = {}
     for i in range(n):
         if not (np.isfinite(x[i]) and np.isfinite(y[i])):
@@ -520,11 +535,8 @@ def _draw_markers(ax, trace, marker, x, y, colour, opacity, z):
     return handle
 
 
-_POSITIONS = {
-    "top": ("center", "bottom", 0, 3),
-    "bottom": ("center", "top", 0, -3),
-    "middle": ("center", "center", 0, 0),
-}
+#: plotly's vertical text position -> (matplotlib's vertical alignment, offset in points).
+_VERTICAL = {"top": ("bottom", 3), "bottom": ("top", -3), "middle": ("center", 0)}
 
 
 def _draw_point_text(ax, trace, x, y, z):
@@ -532,15 +544,14 @@ def _draw_point_text(ax, trace, x, y, z):
     texts = _per_point(trace.get("text"), n)
     positions = _per_point(trace.get("textposition", "middle center"), n)
     font = trace.get("textfont") or {}
-    size = float(_per_point(font.get("size", 12), 1)[0] or 12) * _PX
+    size = _font_size(font, 12)
     colour = _colour(_per_point(font.get("color"), 1)[0], _TEXT_COLOUR)
     for i in range(n):
         if texts[i] in (None, "") or not (np.isfinite(x[i]) and np.isfinite(y[i])):
             continue
         pos = str(positions[i] or "middle center").split()
-        vertical = pos[0] if pos[0] in _POSITIONS else "middle"
+        va, dy = _VERTICAL.get(pos[0], _VERTICAL["middle"])
         horizontal = pos[-1] if pos[-1] in ("left", "right", "center") else "center"
-        _, va, dx, dy = _POSITIONS[vertical]
         ha = {"left": "right", "right": "left", "center": "center"}[horizontal]
         dx = {"left": -3, "right": 3, "center": 0}[horizontal]
         ax.annotate(
@@ -580,17 +591,9 @@ def _draw_heatmap(axes: _Axes, trace: Mapping, ax, z: float, colorbars: list) ->
     if trace.get("transpose"):
         values = values.T
     n_rows, n_cols = values.shape
-    xref, yref = trace.get("xaxis", "x"), trace.get("yaxis", "y")
-    x = (
-        axes.coords(xref, trace["x"])
-        if trace.get("x") is not None
-        else np.arange(n_cols, dtype=float)
-    )
-    y = (
-        axes.coords(yref, trace["y"])
-        if trace.get("y") is not None
-        else np.arange(n_rows, dtype=float)
-    )
+    xref, yref = _pair(trace)
+    x = axes.positions(xref, trace.get("x"), n_cols)
+    y = axes.positions(yref, trace.get("y"), n_rows)
     x_edges = x if len(x) == n_cols + 1 else _edges(x[:n_cols])
     y_edges = y if len(y) == n_rows + 1 else _edges(y[:n_rows])
     finite = values[np.isfinite(values)]
@@ -617,29 +620,27 @@ def _draw_heatmap(axes: _Axes, trace: Mapping, ax, z: float, colorbars: list) ->
     return mesh
 
 
-def _draw_bars(axes: _Axes, bars: list[tuple[Mapping, Any, Any]], barmode: str) -> list:
-    """All visible bar traces of one axes: grouped side by side, overlaid or stacked."""
-    handles = []
+def _draw_bars(axes: _Axes, bars: list[tuple[int, Mapping, Any, float]], barmode: str) -> dict:
+    """All visible bar traces of one axes: grouped side by side, overlaid or stacked.
+
+    ``bars`` holds (trace index, trace, colour, z order); returns {trace index: bar container}.
+    """
+    handles = {}
     groups: list[str] = []
-    for trace, _, _ in bars:
+    for _, trace, _, _ in bars:
         key = str(trace.get("offsetgroup", id(trace)))
         if key not in groups:
             groups.append(key)
     n_groups = len(groups) if barmode == "group" else 1
     stack: dict[float, float] = {}
-    for trace, colour, z in bars:
+    for index, trace, colour, z in bars:
         horizontal = trace.get("orientation") == "h"
         cat_letter, val_letter = ("y", "x") if horizontal else ("x", "y")
         cref = trace.get(f"{cat_letter}axis", cat_letter)
         vref = trace.get(f"{val_letter}axis", val_letter)
-        ax = axes.get((trace.get("xaxis", "x"), trace.get("yaxis", "y")))
+        ax = axes.get(_pair(trace))
         values = axes.coords(vref, trace.get(val_letter))
-        raw_pos = trace.get(cat_letter)
-        pos = (
-            axes.coords(cref, raw_pos)
-            if raw_pos is not None
-            else np.arange(len(values), dtype=float)
-        )
+        pos = axes.positions(cref, trace.get(cat_letter), len(values))
         n = min(len(pos), len(values))
         pos, values = pos[:n], values[:n]
         finite = np.unique(pos[np.isfinite(pos)])
@@ -660,8 +661,7 @@ def _draw_bars(axes: _Axes, bars: list[tuple[Mapping, Any, Any]], barmode: str) 
                 stack[float(p)] = stack.get(float(p), 0.0) + (0.0 if np.isnan(v) else v)
         marker = trace.get("marker") or {}
         colours = [_colour(c, colour) for c in _per_point(marker.get("color", colour), n)]
-        opacity = marker.get("opacity", 1.0)
-        alpha = float(opacity) if not isinstance(opacity, list) else 1.0
+        alpha = _opacity(marker)
         pattern = (marker.get("pattern") or {}).get("shape")
         hatch = _HATCHES.get(pattern) if isinstance(pattern, str) else None
         draw = ax.barh if horizontal else ax.bar
@@ -680,11 +680,11 @@ def _draw_bars(axes: _Axes, bars: list[tuple[Mapping, Any, Any]], barmode: str) 
             zorder=z,
             **kwargs,
         )
-        handles.append(handle)
+        handles[index] = handle
         texts = trace.get("text")
         if texts is not None and trace.get("textposition", "auto") != "none":
             font = trace.get("textfont") or {}
-            size = float(_per_point(font.get("size", 10), 1)[0] or 10) * _PX
+            size = _font_size(font, 10)
             for i, t in enumerate(_per_point(texts, n)):
                 if t in (None, "") or not np.isfinite(values[i]):
                     continue
@@ -710,70 +710,53 @@ def _draw_bars(axes: _Axes, bars: list[tuple[Mapping, Any, Any]], barmode: str) 
 # Layout-level pieces
 
 
+def _shown(items: Sequence[Mapping]) -> list[Mapping]:
+    """The layout shapes or annotations not marked ``visible: false``."""
+    return [item for item in items if item.get("visible", True) is not False]
+
+
 def _draw_shapes(axes: _Axes, shapes: Sequence[Mapping]) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
-    from matplotlib.transforms import blended_transform_factory
 
-    for shape in shapes:
-        if shape.get("visible", True) is False:
-            continue
-        transform = blended_transform_factory(
-            axes.transform(shape.get("xref", "x"), "x"),
-            axes.transform(shape.get("yref", "y"), "y"),
-        )
+    for shape in _shown(shapes):
         line = shape.get("line") or {}
         edge = _colour(line.get("color"), "none")
         width = float(line.get("width", 2 if shape.get("type") == "line" else 0) or 0) * _PX
-        style = _DASHES.get(line.get("dash", "solid"), "-")
-        z = 0.5 if shape.get("layer") == "below" else 5
+        common = {
+            "linewidth": width,
+            "linestyle": _DASHES.get(line.get("dash", "solid"), "-"),
+            "transform": axes.blend(shape.get("xref", "x"), shape.get("yref", "y")),
+            "zorder": 0.5 if shape.get("layer") == "below" else 5,
+        }
         x0, x1 = (float(shape.get(k, 0)) for k in ("x0", "x1"))
         y0, y1 = (float(shape.get(k, 0)) for k in ("y0", "y1"))
         kind = shape.get("type", "rect")
         if kind == "line":
-            axes.fig.add_artist(
-                Line2D(
-                    [x0, x1],
-                    [y0, y1],
-                    color=edge,
-                    linewidth=width,
-                    linestyle=style,
-                    transform=transform,
-                    zorder=z,
-                )
-            )
+            axes.fig.add_artist(Line2D([x0, x1], [y0, y1], color=edge, **common))
         elif kind == "rect":
             alpha = shape.get("opacity")
             face = _colour(shape.get("fillcolor"), "none")
             if alpha is not None and face != "none":
                 face = (*face[:3], face[3] * float(alpha))
             axes.fig.add_artist(
-                Rectangle(
-                    (x0, y0),
-                    x1 - x0,
-                    y1 - y0,
-                    facecolor=face,
-                    edgecolor=edge,
-                    linewidth=width,
-                    linestyle=style,
-                    transform=transform,
-                    zorder=z,
-                )
+                Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=face, edgecolor=edge, **common)
             )
 
 
 def _draw_annotations(axes: _Axes, annotations: Sequence[Mapping]) -> None:
-    from matplotlib.transforms import blended_transform_factory
+    from matplotlib.text import Annotation
 
-    for note in annotations:
-        if note.get("visible", True) is False:
-            continue
+    for note in _shown(annotations):
         text = _text(note.get("text"))
         xref, yref = note.get("xref", "x"), note.get("yref", "y")
-        transform = blended_transform_factory(axes.transform(xref, "x"), axes.transform(yref, "y"))
+        transform = axes.blend(xref, yref)
         font = note.get("font") or {}
-        size = float(font.get("size", 12)) * _PX
-        colour = _colour(font.get("color"), _TEXT_COLOUR)
+        style = {
+            "fontsize": _font_size(font, 12),
+            "color": _colour(font.get("color"), _TEXT_COLOUR),
+            "zorder": 6,
+        }
         ha = {"left": "left", "right": "right"}.get(str(note.get("xanchor")), "center")
         va = {"top": "top", "bottom": "bottom"}.get(str(note.get("yanchor")), "center")
         x = float(axes.coords(xref, [note.get("x", 0.5)])[0]) if xref[0] == "x" else note.get("x")
@@ -788,40 +771,27 @@ def _draw_annotations(axes: _Axes, annotations: Sequence[Mapping]) -> None:
             }
             axref, ayref = note.get("axref", "pixel"), note.get("ayref", "pixel")
             if axref != "pixel" and ayref != "pixel":
-                text_transform = blended_transform_factory(
-                    axes.transform(axref, "x"), axes.transform(ayref, "y")
-                )
                 xytext = (float(note.get("ax", x)), float(note.get("ay", y)))
-                textcoords: Any = text_transform
+                textcoords: Any = axes.blend(axref, ayref)
             else:
                 xytext = (float(note.get("ax", -10)) * _PX, -float(note.get("ay", -30)) * _PX)
                 textcoords = "offset points"
             axes.fig.add_artist(
-                _annotation(text, (x, y), transform, xytext, textcoords, size, colour, arrow)
+                Annotation(
+                    text,
+                    (x, y),
+                    xycoords=transform,
+                    xytext=xytext,
+                    textcoords=textcoords,
+                    arrowprops=arrow,
+                    ha="center",
+                    va="center",
+                    annotation_clip=False,
+                    **style,
+                )
             )
         else:
-            axes.fig.text(
-                x, y, text, transform=transform, ha=ha, va=va, fontsize=size, color=colour, zorder=6
-            )
-
-
-def _annotation(text, xy, transform, xytext, textcoords, size, colour, arrow):
-    from matplotlib.text import Annotation
-
-    return Annotation(
-        text,
-        xy,
-        xycoords=transform,
-        xytext=xytext,
-        textcoords=textcoords,
-        fontsize=size,
-        color=colour,
-        arrowprops=arrow,
-        ha="center",
-        va="center",
-        zorder=6,
-        annotation_clip=False,
-    )
+            axes.fig.text(x, y, text, transform=transform, ha=ha, va=va, **style)
 
 
 def _slider_note(layout: Mapping) -> str:
@@ -891,23 +861,19 @@ def render_png(figure: Any) -> bytes:
             return _render(fig_json)
 
 
-class _quiet:
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
     """Silence matplotlib's font-cache notice and missing-glyph warnings (they would land in
     a notebook's saved stderr and break nbval)."""
-
-    def __enter__(self):
-        self._logger = logging.getLogger("matplotlib")
-        self._level = self._logger.level
-        self._logger.setLevel(logging.ERROR)
-        self._warnings = warnings.catch_warnings()
-        self._warnings.__enter__()
-        warnings.simplefilter("ignore")
-        return self
-
-    def __exit__(self, *exc):
-        self._warnings.__exit__(*exc)
-        self._logger.setLevel(self._level)
-        return False
+    logger = logging.getLogger("matplotlib")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def _render(fig_json: Mapping) -> bytes:
@@ -948,7 +914,7 @@ def _render(fig_json: Mapping) -> bytes:
         if not _visible(trace):
             continue
         kind = trace.get("type", "scatter")
-        pair = (trace.get("xaxis", "x"), trace.get("yaxis", "y"))
+        pair = _pair(trace)
         ax = axes.get(pair)
         z = 2 + i * 0.001
         if kind in ("scatter", "scattergl"):
@@ -956,12 +922,9 @@ def _render(fig_json: Mapping) -> bytes:
         elif kind == "heatmap":
             _draw_heatmap(axes, trace, ax, 1 + i * 0.001, colorbars)
         elif kind == "bar":
-            bars.setdefault(pair, []).append((trace, colour, z))
-            handles[i] = None
+            bars.setdefault(pair, []).append((i, trace, colour, z))
     for group in bars.values():
-        drawn = _draw_bars(axes, group, layout.get("barmode", "group"))
-        for (trace, _, _), handle in zip(group, drawn, strict=True):
-            handles[next(i for i, t in enumerate(traces) if t is trace)] = handle
+        handles.update(_draw_bars(axes, group, layout.get("barmode", "group")))
     axes.style()
     _draw_shapes(axes, layout.get("shapes") or [])
     _draw_annotations(axes, layout.get("annotations") or [])
@@ -999,7 +962,7 @@ def _render(fig_json: Mapping) -> bytes:
         longest = max(len(label) for _, label in entries)
         ncols = int(np.clip(620 // (longest * 5.2 + 40), 1, 4))
         legend = fig.legend(
-            [h for h, _ in entries if h is not None],
+            [h for h, _ in entries],
             [label for _, label in entries],
             loc="upper left",
             bbox_to_anchor=(left_px / WIDTH_PX, y_in / height_in),
@@ -1163,27 +1126,22 @@ def check_picture(png: bytes) -> None:
 # The plotly renderer
 
 
-def _renderer_class():
-    from plotly.io._base_renderers import PlotlyRenderer
+class BookRenderer(PlotlyRenderer):
+    """plotly's mime renderer plus a static PNG of the same figure in the same bundle.
 
-    class BookRenderer(PlotlyRenderer):
-        """plotly's mime renderer plus a static PNG of the same figure in the same bundle.
+    JupyterLab, VS Code and the website draw ``application/vnd.plotly.v1+json``; viewers without
+    JavaScript show ``image/png``. If the picture cannot be drawn, the bundle holds the JSON alone
+    (``make execute`` then stops on the missing PNG).
+    """
 
-        JupyterLab, VS Code and the website draw ``application/vnd.plotly.v1+json``; viewers
-        without JavaScript show ``image/png``. If the picture cannot be drawn, the bundle holds
-        the JSON alone (the book's tests then fail on the missing PNG).
-        """
-
-        def to_mimebundle(self, fig_dict):
-            bundle = super().to_mimebundle(fig_dict)
-            try:
-                png = render_png(bundle[PLOTLY_MIME])
-            except Exception:
-                return bundle
-            bundle[PNG_MIME] = base64.b64encode(png).decode("ascii")
+    def to_mimebundle(self, fig_dict):
+        bundle = super().to_mimebundle(fig_dict)
+        try:
+            png = render_png(bundle[PLOTLY_MIME])
+        except Exception:
             return bundle
-
-    return BookRenderer
+        bundle[PNG_MIME] = base64.b64encode(png).decode("ascii")
+        return bundle
 
 
 def use_book_renderer() -> bool:
@@ -1198,7 +1156,7 @@ def use_book_renderer() -> bool:
     import plotly.io as pio
 
     if RENDERER_NAME not in pio.renderers:
-        pio.renderers[RENDERER_NAME] = _renderer_class()()
+        pio.renderers[RENDERER_NAME] = BookRenderer()
     if pio.renderers.default == "plotly_mimetype":
         pio.renderers.default = RENDERER_NAME
     return pio.renderers.default == RENDERER_NAME

@@ -163,6 +163,23 @@ def test_subplots_annotations_shapes_and_log_axes():
     assert pixels_near(png, GREEN) > 300
 
 
+def test_numpy_data_plotlys_typed_arrays_draw_as_lists_do():
+    """plotly encodes numpy arrays as ``{"dtype", "bdata"}`` (with a shape for 2-D data)."""
+    z = np.linspace(-1, 1, 12).reshape(3, 4)
+    y = np.array([0.5, 2.0, 1.0])
+
+    def figure(array):
+        fig = go.Figure(go.Heatmap(z=array(z), colorscale="RdBu_r"))
+        fig.add_trace(go.Scatter(y=array(y), line={"color": GREEN, "width": 4}))
+        return apply_theme(fig, caption="c")
+
+    encoded = json.loads(pio.to_json(figure(np.asarray)))
+    assert "bdata" in encoded["data"][0]["z"] and "bdata" in encoded["data"][1]["y"]
+    png = render_png(encoded)
+    assert png == render_png(figure(lambda a: a.tolist()).to_plotly_json())
+    assert pixels_near(png, GREEN) > 100
+
+
 def test_png_is_small_deterministic_and_has_no_metadata():
     fig = scatter_figure()
     first, second = render_png(fig), render_png(fig)
