@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_positive_float
+from lib._checks import check_index, check_int, check_positive_float
 from lib.viz.core import (
     DIVERGING,
     OKABE_ITO,
@@ -300,8 +300,9 @@ def shift_rotation_slider(
     xy = data_array("points", points, 2, "2-D [positions, d_model]", finite=False)
     if xy.shape[1] != 2:
         raise ValueError(f"points must be [N, 2] (sin, cos), got {list(xy.shape)}")
-    if not shifts or any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in shifts):
-        raise ValueError(f"shifts must be a non-empty sequence of ints >= 0, got {shifts!r}")
+    if not shifts:
+        raise ValueError("shifts must be a non-empty sequence of ints >= 0")
+    shifts = [check_int(f"shifts[{j}]", k, minimum=0) for j, k in enumerate(shifts)]
     n_from = xy.shape[0] - max(shifts)
     if n_from < 1:
         raise ValueError(
@@ -309,11 +310,9 @@ def shift_rotation_slider(
         )
     if starts is None:
         starts = range(n_from)
-    starts = list(starts)
-    if not starts or any(
-        isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < n_from for p in starts
-    ):
-        raise ValueError(f"starts must be ints in [0, {n_from}), got {starts!r}")
+    starts = [check_index(f"starts[{j}]", p, n_from) for j, p in enumerate(starts)]
+    if not starts:
+        raise ValueError("starts must hold at least one position")
     circle = np.linspace(0, 2 * math.pi, 121)
     static = [
         go.Scatter(

@@ -207,9 +207,15 @@ def test_shift_rotation_errors():
         shift_rotation_slider(torch.zeros(6, 3), [1])
     with pytest.raises(ValueError, match="shifts must be a non-empty sequence of ints >= 0"):
         shift_rotation_slider(pts, [])
-    with pytest.raises(ValueError, match="shifts must be a non-empty sequence of ints >= 0"):
+    with pytest.raises(ValueError, match=r"shifts\[0\] must be >= 0"):
         shift_rotation_slider(pts, [-1])
     with pytest.raises(ValueError, match="more rows"):
         shift_rotation_slider(pts, [6])
-    with pytest.raises(ValueError, match=r"starts must be ints in \[0, 4\)"):
+    with pytest.raises(ValueError, match=r"starts\[0\] must be in \[0, 3\]"):
         shift_rotation_slider(pts, [2], starts=[4])
+    with pytest.raises(ValueError, match="starts must hold at least one"):
+        shift_rotation_slider(pts, [2], starts=[])
+    numpy_ints = shift_rotation_slider(pts, [np.int64(2)], starts=[np.int64(1)])
+    assert (
+        numpy_ints.to_plotly_json() == shift_rotation_slider(pts, [2], starts=[1]).to_plotly_json()
+    )
