@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from lib._checks import check_floating, check_int, check_positive_int
+from lib._checks import check_floating, check_index, check_int, check_positive_int
 from lib.viz.core import (
     DIVERGING,
     OKABE_ITO,
@@ -113,9 +113,7 @@ def bias_panels_figure(
         raise ValueError(f"every panel must have the same shape [H, T, T], got {sorted(shapes)}")
     n_heads, seq_len, _ = next(iter(shapes))
     slope_values = _check_slopes(slopes, n_heads)
-    active = check_int("active", active, minimum=0)
-    if active >= n_heads:
-        raise ValueError(f"active must be in [0, {n_heads - 1}], got {active}")
+    active = check_index("active", active, n_heads)
 
     arrays = {title: rounded(b) for title, b in biases.items()}  # each [H, T, T], float64
     finite = np.concatenate([a[np.isfinite(a)] for a in arrays.values()])
@@ -394,9 +392,7 @@ def weights_by_distance_figure(
         raise TypeError(f"log_y must be a bool, got {type(log_y).__name__} {log_y!r}")
     if not 0.0 < float(y_min) < 1.0:
         raise ValueError(f"y_min must be in (0, 1), got {y_min!r}")
-    active = len(positions) - 1 if active is None else check_int("active", active, minimum=0)
-    if active >= len(positions):
-        raise ValueError(f"active must be in [0, {len(positions) - 1}], got {active}")
+    active = len(positions) - 1 if active is None else check_index("active", active, len(positions))
 
     w = rounded(weights)  # [H, T, T]
     steps = []

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 import torch
 
-from lib._checks import check_floating, check_int
+from lib._checks import check_floating, check_index, check_int
 from lib.similarity import cosine_matrix
 from lib.viz.core import (
     LINE_COLOURS,
@@ -230,9 +230,7 @@ def token_similarity_slider(
     highlight = [check_int(f"highlight[{k}]", h, minimum=0) for k, h in enumerate(highlight)]
     if any(h >= n_tokens for h in highlight):
         raise ValueError(f"highlight positions must be in [0, {n_tokens - 1}], got {highlight}")
-    active = check_int("active", active, minimum=0)
-    if active >= n_states:
-        raise ValueError(f"active must be in [0, {n_states - 1}], got {active}")
+    active = check_index("active", active, n_states)
 
     labels = layer_labels(n_states - 1)
     pair_names = [

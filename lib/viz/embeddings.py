@@ -25,7 +25,7 @@ from plotly.subplots import make_subplots
 from lib._checks import (
     check_choice,
     check_floating,
-    check_int,
+    check_index,
     check_integer_tensor,
     check_token_ids,
 )
@@ -111,9 +111,7 @@ def lookup_slider(
     n_tokens = ids.numel()
     tokens = _check_labels("tokens", tokens, n_tokens) if tokens is not None else None
     vocab = _check_labels("vocab", vocab, vocab_size) if vocab is not None else None
-    active = check_int("active", active, minimum=0)
-    if active >= n_tokens:
-        raise ValueError(f"active must be in [0, {n_tokens - 1}], got {active}")
+    active = check_index("active", active, n_tokens)
 
     x_onehot = rounded(one_hot(ids, vocab_size))  # [T, V]
     e = rounded(table)  # [V, d]
@@ -258,9 +256,7 @@ def table_memory_slider(
     if isinstance(dtypes, str) or not isinstance(dtypes, Sequence) or not dtypes:
         raise ValueError(f"dtypes must be a non-empty sequence of dtype names, got {dtypes!r}")
     dtypes = [check_choice("dtypes", dt, tuple(DTYPE_BYTES)) for dt in dtypes]
-    active = check_int("active", active, minimum=0)
-    if active >= len(dtypes):
-        raise ValueError(f"active must be in [0, {len(dtypes) - 1}], got {active}")
+    active = check_index("active", active, len(dtypes))
     shapes = {}
     for name, config in configs.items():
         if not isinstance(config, Mapping) or not {"vocab_size", "hidden_size"} <= set(config):
@@ -351,9 +347,7 @@ def gradient_rows_slider(
         counts.append(torch.bincount(batch.flatten().long(), minlength=vocab_size))  # [V]
     vocab = _check_labels("vocab", vocab, vocab_size) if vocab is not None else None
     row_names = vocab or [str(v) for v in range(vocab_size)]
-    active = check_int("active", active, minimum=0)
-    if active >= len(ids):
-        raise ValueError(f"active must be in [0, {len(ids) - 1}], got {active}")
+    active = check_index("active", active, len(ids))
 
     arrays = [rounded(g) for g in tables]
     bound = max(float(np.abs(a).max()) for a in arrays) or 1.0

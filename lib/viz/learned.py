@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from lib._checks import check_floating, check_int, check_positive_int
+from lib._checks import check_floating, check_index, check_int, check_positive_int
 from lib.similarity import cosine_matrix
 from lib.viz.core import (
     DIVERGING,
@@ -101,9 +101,7 @@ def similarity_window_slider(
     if overview_stride is not None:
         stride = check_positive_int("overview_stride", overview_stride)
         views.append((list(range(0, length, stride)), f"all, every {stride}th"))
-    active = check_int("active", active, minimum=0)
-    if active >= len(views):
-        raise ValueError(f"active must be in [0, {len(views) - 1}], got {active}")
+    active = check_index("active", active, len(views))
 
     steps = []
     for positions, _ in views:

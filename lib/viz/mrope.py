@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_int, check_integer_tensor, check_positive_float
+from lib._checks import check_index, check_int, check_integer_tensor, check_positive_float
 from lib.mrope import SegmentSpan, segment_spans
 from lib.rope import rope_wavelengths
 from lib.viz.core import OKABE_ITO, add_step_slider, apply_theme, rounded
@@ -218,9 +218,7 @@ def token_map_figure(
     chosen = [check_int(f"tokens[{k}]", v, minimum=0) for k, v in enumerate(chosen)]
     if max(chosen) >= n_tokens:
         raise ValueError(f"tokens must lie in [0, {n_tokens - 1}], got {max(chosen)}")
-    active = check_int("active", active, minimum=0)
-    if active >= len(chosen):
-        raise ValueError(f"active must be in [0, {len(chosen) - 1}], got {active}")
+    active = check_index("active", active, len(chosen))
 
     kinds = ["text"] * n_tokens
     for span in spans:

@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib._checks import check_floating, check_int, check_positive_float
+from lib._checks import check_floating, check_index, check_int, check_positive_float
 from lib.glove import glove_weight
 from lib.similarity import pca_2d
 from lib.viz.core import (
@@ -160,9 +160,7 @@ def training_projection_slider(
         if max(epochs) > len(losses):
             raise ValueError(f"losses must cover epoch {max(epochs)}, got {len(losses)} entries")
     n_steps = len(snapshots)
-    active = n_steps - 1 if active is None else check_int("active", active, minimum=0)
-    if active >= n_steps:
-        raise ValueError(f"active must be in [0, {n_steps - 1}], got {active}")
+    active = n_steps - 1 if active is None else check_index("active", active, n_steps)
 
     words = [w for ws in groups.values() for w in ws]
     rows = _rows("groups", words, vocab_words)

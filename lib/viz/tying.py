@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from lib._checks import check_choice, check_floating, check_int, check_positive_int
+from lib._checks import check_choice, check_floating, check_index, check_int, check_positive_int
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes
 from lib.viz.core import (
     LEGEND_ABOVE,
@@ -107,9 +107,7 @@ def tying_bars(
     if isinstance(units, str) or not isinstance(units, Sequence) or not units:
         raise ValueError(f"units must be a non-empty sequence of unit names, got {units!r}")
     units = [check_choice("units", u, (PARAMETERS, *DTYPE_BYTES)) for u in units]
-    active = check_int("active", active, minimum=0)
-    if active >= len(units):
-        raise ValueError(f"active must be in [0, {len(units) - 1}], got {active}")
+    active = check_index("active", active, len(units))
 
     names = [str(r["model"]) for r in rows]
     shapes = [(int(r["vocab_size"]), int(r["hidden_size"])) for r in rows]
