@@ -33,6 +33,7 @@ __all__ = [
     "embedding_table_bytes",
     "format_bytes",
     "lookup",
+    "lookup_counts",
     "lookup_gradient",
     "one_hot",
     "parameter_bytes",
@@ -189,6 +190,34 @@ def sparse_grad_rows(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """
     grad = lookup_gradient(ids, table)  # [V, d]
     return torch.nonzero(grad.abs().sum(dim=-1) > 0).flatten()
+
+
+def lookup_counts(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """How many times each row of a ``[V, d]`` table is looked up by ``ids``.
+
+    The rows with a nonzero count are the rows :func:`lookup_gradient` can make nonzero; with an
+    all-ones upstream gradient, row r's gradient is ``count_r`` times the ones vector.
+
+    Equation:
+        count_r = #{t : ids_t = r},  r = 0 … V − 1
+
+    Args:
+        ids: token ids, an integer tensor of any shape with 0 <= id < ``vocab_size``.
+        vocab_size: V, the number of rows, an int >= 1.
+
+    Returns:
+        The counts, int64, one per row (zeros included); they sum to ``ids.numel()``.
+
+    Raises:
+        TypeError: ``ids`` is not an integer tensor, or ``vocab_size`` not an int.
+        ValueError: ``vocab_size < 1`` or an id outside ``[0, vocab_size)``.
+
+    Shapes:
+        ids: [...]
+        returns: [V]
+    """
+    ids = check_token_ids(ids, vocab_size)
+    return torch.bincount(ids.flatten().long(), minlength=vocab_size)
 
 
 # --- memory of real tables -------------------------------------------------------------------

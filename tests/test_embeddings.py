@@ -18,6 +18,7 @@ from lib.embeddings import (
     embedding_table_bytes,
     format_bytes,
     lookup,
+    lookup_counts,
     lookup_gradient,
     one_hot,
     parameter_bytes,
@@ -113,6 +114,18 @@ def test_sparse_grad_rows_are_the_looked_up_ids():
     table = torch.randn(10, 3)
     ids = torch.tensor([[7, 2, 7], [0, 2, 9]])
     assert sparse_grad_rows(ids, table).tolist() == [0, 2, 7, 9]
+
+
+def test_lookup_counts_pinned_and_equal_to_the_all_ones_gradient():
+    ids = torch.tensor([[7, 2, 7], [0, 2, 9]])
+    counts = lookup_counts(ids, 11)
+    assert counts.tolist() == [1, 0, 2, 0, 0, 0, 0, 2, 0, 1, 0]
+    grad = lookup_gradient(ids, torch.zeros(11, 3))  # row r = count_r * ones
+    assert torch.equal(grad, counts[:, None].to(grad.dtype).expand(11, 3))
+    with pytest.raises(ValueError, match=r"ids must lie in \[0, 8\]"):
+        lookup_counts(ids, 9)
+    with pytest.raises(TypeError, match="ids"):
+        lookup_counts(torch.tensor([1.0]), 4)
 
 
 def test_lookup_gradient_pinned_counts():
