@@ -38,6 +38,7 @@ from lib._checks import (
     check_finite,
     check_fits,
     check_floating,
+    check_int,
     check_integer_tensor,
     check_ndim,
     check_positions,
@@ -60,6 +61,7 @@ __all__ = [
     "rope_angles",
     "rope_frequencies",
     "rope_inv_freq",
+    "rope_max_angles",
     "rope_wavelengths",
     "rotate_half",
 ]
@@ -848,6 +850,14 @@ class RotaryEmbedding(nn.Module):
         )
 
 
+def _positive_inv_freq(inv_freq: object) -> torch.Tensor:
+    """``inv_freq`` if it is a floating tensor of finite values > 0 (values checked on the CPU)."""
+    inv_freq = check_finite("inv_freq", check_floating("inv_freq", inv_freq))
+    if values_checkable(inv_freq) and not bool((inv_freq > 0).all()):
+        raise ValueError("inv_freq must be > 0 everywhere (θ_i = 2π / wavelength_i)")
+    return inv_freq
+
+
 def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """Wavelength of each RoPE pair in tokens: how far the position moves for one full turn.
 
@@ -873,7 +883,37 @@ def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     References:
         Su et al., RoFormer, arXiv:2104.09864.
     """
-    inv_freq = check_finite("inv_freq", check_floating("inv_freq", inv_freq))
-    if values_checkable(inv_freq) and not bool((inv_freq > 0).all()):
-        raise ValueError("inv_freq must be > 0 everywhere to have a finite wavelength")
-    return 2.0 * torch.pi / inv_freq.to(torch.float64)
+    return 2.0 * torch.pi / _positive_inv_freq(inv_freq).to(torch.float64)
+
+
+def rope_max_angles(inv_freq: torch.Tensor, seq_len: int) -> torch.Tensor:
+    """Largest relative angle each RoPE pair takes within a sequence of ``seq_len`` tokens.
+
+    A query and a key at most ``seq_len − 1`` positions apart are rotated relative to each other by
+    ``(m − n)·θ_i`` with ``|m − n| ≤ seq_len − 1``. Where this stays below 2π, pair i never completes
+    a turn at that length, and a longer input shows it angles it has never seen (the failure that
+    position interpolation addresses). Computed in float64 from the unrounded θ_i.
+
+    Equation:
+        a_i(L) = (L − 1) · θ_i
+
+    Args:
+        inv_freq: inverse frequencies θ_i > 0 (e.g. :func:`rope_inv_freq`), any floating dtype.
+        seq_len: the sequence length L, an int >= 1.
+
+    Returns:
+        The angles in radians, float64.
+
+    Raises:
+        TypeError: ``inv_freq`` is not a floating tensor, or ``seq_len`` not an int.
+        ValueError: ``seq_len < 1``, or a θ_i is <= 0 or not finite (checked on the CPU).
+
+    Shapes:
+        inv_freq: [...] -> [...]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864. Chen et al., Position Interpolation, arXiv:2306.15595.
+    """
+    inv_freq = _positive_inv_freq(inv_freq)
+    seq_len = check_int("seq_len", seq_len, minimum=1)
+    return (seq_len - 1) * inv_freq.to(torch.float64)

@@ -22,6 +22,7 @@ from lib.rope import (
     rope_angles,
     rope_frequencies,
     rope_inv_freq,
+    rope_max_angles,
     rope_wavelengths,
     rotate_half,
 )
@@ -603,6 +604,27 @@ def test_rotary_module_allocates_nothing_of_size_max_len():
     q = torch.randn(1, 1, 2, 128)
     q1, _ = module(q, q, torch.tensor([0, 2**40 - 1]))
     assert torch.isfinite(q1).all()
+
+
+def test_rope_max_angles_are_the_largest_offset_times_theta_in_float64():
+    inv_freq = rope_inv_freq(8, 10000.0)  # float32 θ_i = 10000^(−i/4)
+    angles = rope_max_angles(inv_freq, 100)
+    assert angles.dtype == torch.float64
+    assert angles.tolist() == [99 * float(theta) for theta in inv_freq]  # from the unrounded θ
+    # the largest of the relative angles (m − n)·θ_i over all positions m, n < L
+    positions = torch.arange(100)
+    relative = (positions[:, None] - positions[None, :]).abs().max()
+    assert torch.equal(angles, relative.item() * inv_freq.double())
+    # below 2π: the pair never turns once, and 2π / θ_i (its wavelength) exceeds L − 1
+    assert torch.equal(angles < 2 * math.pi, rope_wavelengths(inv_freq) > 99)
+    assert rope_max_angles(inv_freq, 1).tolist() == [0.0] * 4
+    assert rope_max_angles(torch.empty(4, device="meta"), 8).shape == (4,)
+    with pytest.raises(ValueError, match="seq_len"):
+        rope_max_angles(inv_freq, 0)
+    with pytest.raises(ValueError, match="inv_freq"):
+        rope_max_angles(torch.tensor([1.0, -1.0]), 8)
+    with pytest.raises(TypeError, match="inv_freq"):
+        rope_max_angles(torch.tensor([1, 2]), 8)
 
 
 def test_rope_wavelengths_are_two_pi_over_theta_in_float64():
