@@ -29,7 +29,13 @@ from lib._checks import (
     check_integer_tensor,
     check_token_ids,
 )
-from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes, one_hot
+from lib.embeddings import (
+    DTYPE_BYTES,
+    embedding_table_bytes,
+    format_bytes,
+    lookup_counts,
+    one_hot,
+)
 from lib.viz.core import (
     OKABE_ITO,
     SEQUENTIAL,
@@ -310,7 +316,8 @@ def gradient_rows_slider(
     Left, the gradient ``∂L/∂E: [V, d]`` as a heatmap; rows whose gradient is exactly zero in every
     entry are left blank, which makes the sparsity visible: row r is ∂L/∂E[r] = Σ_{t: ids_t = r} ∂L/∂out_t, so only
     looked-up rows can be nonzero (Vaswani et al. 2017, arXiv:1706.03762, section 3.4 for the
-    lookup). Right, how many times each row was looked up in that batch.
+    lookup). Right, how many times each row was looked up in that batch
+    (:func:`lib.embeddings.lookup_counts`).
 
     Args:
         ids: ``S`` integer tensors of any shape (e.g. ``[B, T]``), the batch of each step.
@@ -343,8 +350,8 @@ def gradient_rows_slider(
     vocab_size, d = shape
     counts = []
     for s, batch in enumerate(ids):
-        batch = check_token_ids(batch, vocab_size, f"ids[{s}]")
-        counts.append(torch.bincount(batch.flatten().long(), minlength=vocab_size))  # [V]
+        batch = check_token_ids(batch, vocab_size, f"ids[{s}]")  # names the step
+        counts.append(lookup_counts(batch, vocab_size))  # [V]
     vocab = _check_labels("vocab", vocab, vocab_size) if vocab is not None else None
     row_names = vocab or [str(v) for v in range(vocab_size)]
     active = check_index("active", active, len(ids))
