@@ -17,8 +17,9 @@ References:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from lib._checks import (
@@ -33,7 +34,9 @@ from lib.vocab import TrainingHistory, Vocab, flatten
 
 __all__ = [
     "COOCCURRENCE_WEIGHTINGS",
+    "CountHistogram",
     "cooccurrence_matrix",
+    "count_histogram",
     "glove_loss",
     "glove_weight",
     "train_glove",
@@ -139,6 +142,80 @@ def glove_weight(x: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> 
     x_max = check_positive_float("x_max", x_max)
     alpha = check_positive_float("alpha", alpha)
     return torch.where(x < x_max, (x / x_max) ** alpha, torch.ones_like(x))
+
+
+class CountHistogram(NamedTuple):
+    """Co-occurrence counts binned on a log scale (see :func:`count_histogram`).
+
+    Attributes:
+        edges: the ``bins + 1`` bin edges, log-spaced, float64.
+        centres: each bin's geometric centre ``sqrt(edges[k] · edges[k + 1])``, float64.
+        shares: the share of the counts in each bin (they sum to 1 when every count lies between
+            the outer edges), float64.
+    """
+
+    edges: torch.Tensor
+    centres: torch.Tensor
+    shares: torch.Tensor
+
+
+def count_histogram(
+    counts: torch.Tensor,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    bins: int = 30,
+) -> CountHistogram:
+    """The distribution of nonzero co-occurrence counts X_ij over log-spaced bins.
+
+    GloVe weights each entry by f(X_ij) (:func:`glove_weight`); most nonzero counts are small, so
+    the distribution is read on a log axis, with bins of equal width in log X. The last bin
+    includes its right edge (``numpy.histogram``'s rule).
+
+    Equation:
+        edges_k = low · (high / low)^(k / bins),  k = 0 … bins
+        share_k = #{(i, j) : edges_k ≤ X_ij < edges_{k+1}} / #{counts in [low, high]}
+
+    Args:
+        counts: the M nonzero counts, a 1-D floating tensor of values > 0.
+        low: the first edge, > 0 (default: the smallest count).
+        high: the last edge, > ``low`` (default: the largest count).
+        bins: the number of bins, an int >= 1.
+
+    Returns:
+        A :class:`CountHistogram` (edges, centres, shares).
+
+    Raises:
+        TypeError: ``counts`` is not a floating tensor, or ``low``/``high``/``bins`` of the wrong
+            type.
+        ValueError: ``counts`` is not a non-empty 1-D tensor of positive values, ``low`` or
+            ``high`` is not > 0, ``high <= low``, ``bins < 1``, or no count lies in [low, high].
+
+    Shapes:
+        counts: [M]
+        returns: edges [bins + 1], centres [bins], shares [bins]
+
+    References:
+        Pennington et al., GloVe, EMNLP 2014, section 3 (no arXiv id).
+    """
+    counts = check_floating("counts", counts)
+    if counts.dim() != 1 or counts.numel() == 0 or bool((counts <= 0).any()):
+        raise ValueError("counts must be a 1-D tensor of positive co-occurrence values [M]")
+    values = counts.detach().to(torch.float64).cpu().numpy()
+    low = check_positive_float("low", float(values.min()) if low is None else low)
+    high = check_positive_float("high", float(values.max()) if high is None else high)
+    if high <= low:
+        raise ValueError(f"high must be > low, got low = {low}, high = {high}")
+    bins = check_positive_int("bins", bins)
+    edges = np.logspace(np.log10(low), np.log10(high), bins + 1)
+    hist, _ = np.histogram(values, bins=edges)
+    if hist.sum() == 0:
+        raise ValueError(f"no count lies in [low, high] = [{low}, {high}]")
+    return CountHistogram(
+        edges=torch.from_numpy(edges),
+        centres=torch.from_numpy(np.sqrt(edges[:-1] * edges[1:])),
+        shares=torch.from_numpy(hist / hist.sum()),
+    )
 
 
 def glove_loss(

@@ -13,6 +13,7 @@ from lib.corpus import generate_corpus
 from lib.glove import (
     COOCCURRENCE_WEIGHTINGS,
     cooccurrence_matrix,
+    count_histogram,
     glove_loss,
     glove_weight,
     train_glove,
@@ -189,3 +190,41 @@ def test_train_errors():
         train_glove_tables(torch.ones(2, 2), dim=0)
     with pytest.raises(ValueError, match="lr"):
         train_glove_tables(torch.ones(2, 2), lr=0.0)
+
+
+def test_count_histogram_pinned_on_decades():
+    counts = torch.tensor([1.5, 2.0, 20.0, 30.0, 40.0, 500.0, 1000.0])
+    hist = count_histogram(
+        counts, low=1.0, high=1000.0, bins=3
+    )  # bins [1, 10), [10, 100), [100, 1000]
+    torch.testing.assert_close(
+        hist.edges, torch.tensor([1.0, 10.0, 100.0, 1000.0], dtype=torch.float64)
+    )
+    assert hist.shares.tolist() == [2 / 7, 3 / 7, 2 / 7]  # 1000 is in the last, closed bin
+    torch.testing.assert_close(hist.centres, hist.edges[1:].sqrt() * hist.edges[:-1].sqrt())
+    default = count_histogram(counts, bins=3)  # edges from the smallest to the largest count
+    assert default.edges[0].item() == pytest.approx(1.5, rel=1e-12)
+    assert default.edges[-1].item() == pytest.approx(1000.0, rel=1e-12)
+
+
+@given(st.lists(st.floats(0.01, 1e4), min_size=1, max_size=50), st.integers(1, 40))
+def test_count_histogram_shares_sum_to_one_and_edges_are_log_spaced(values, bins):
+    counts = torch.tensor(values, dtype=torch.float64)
+    hist = count_histogram(counts, low=0.005, high=2e4, bins=bins)
+    assert hist.shares.sum().item() == pytest.approx(1.0, rel=1e-12)
+    ratios = hist.edges[1:] / hist.edges[:-1]
+    torch.testing.assert_close(ratios, torch.full_like(ratios, ratios[0].item()))
+    assert hist.centres.shape == hist.shares.shape == (bins,)
+
+
+def test_count_histogram_refuses_bad_input():
+    with pytest.raises(ValueError, match="counts"):
+        count_histogram(torch.tensor([1.0, 0.0]))
+    with pytest.raises(TypeError, match="counts"):
+        count_histogram(torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="high must be > low"):
+        count_histogram(torch.tensor([1.0, 2.0]), low=3.0, high=2.0)
+    with pytest.raises(ValueError, match="no count"):
+        count_histogram(torch.tensor([1.0, 2.0]), low=5.0, high=10.0)
+    with pytest.raises(ValueError, match="bins"):
+        count_histogram(torch.tensor([1.0, 2.0]), bins=0)
