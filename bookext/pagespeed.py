@@ -22,6 +22,10 @@ trace of a cold visit, a chapter page spent its first second on three things bes
   script in ``<head>`` resolves it exactly as the theme does before the body is parsed, so the
   theme's later assignment changes nothing.
 
+- **a full-page layout after every figure drawn**: the theme's script watches the article's DOM
+  and, after each change, measures every code block (:data:`THEME_OBSERVER`); the built copy of
+  that script ignores the changes plotly makes inside a figure.
+
 plotly.js is no longer a ``<script>`` of the page at all: ``bookplot.js`` loads it once the page is
 parsed (see :mod:`bookext.plotly_mime`). And ``reading.css`` lets the browser skip styling and
 laying out the sections far below the screen (``content-visibility: auto``).
@@ -35,6 +39,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
 
 # Scripts the inline scripts after them use while the page is parsed: they stay blocking.
 KEEP_BLOCKING = ("documentation_options.js",)
@@ -202,6 +210,30 @@ def trim_theme_css(site: Path) -> None:
             path.write_text(trim_css(path.read_text(encoding="utf-8"), names), encoding="utf-8")
 
 
+# pydata-sphinx-theme 0.17 (addTabStopsToScrollableElements): after every change to the DOM of
+# #main-content (debounced 300 ms) it reads scrollWidth/scrollHeight of every <pre> and cell
+# output, to make the scrollable ones keyboard-focusable. Each read forces a layout, and with
+# reading.css's skipped sections a layout of the whole page: drawing a plotly figure changes that
+# DOM, so scrolling through a chapter paid for one full-page layout per burst of figures drawn.
+# The built copy's observer ignores changes inside a figure (plotly's SVG, the keyboard slider),
+# which add no <pre> and no cell output; any other change is handled as before.
+THEME_JS = "scripts/pydata-sphinx-theme.js"
+THEME_OBSERVER = (
+    'new MutationObserver(t).observe(document.getElementById("main-content"),'
+    "{subtree:!0,childList:!0})"
+)
+QUIET_OBSERVER = (
+    "new MutationObserver(function(r){r.some(function(m){return!(m.target.closest&&"
+    'm.target.closest("figure.bookplot"))})&&t()}).observe(document.getElementById("main-content"),'
+    "{subtree:!0,childList:!0})"
+)
+
+
+def quiet_theme_observer(js: str) -> str:
+    """The theme's script with its tab-stop observer blind to changes inside plotly figures."""
+    return js.replace(THEME_OBSERVER, QUIET_OBSERVER)
+
+
 def _on_builder_inited(app: Any) -> None:
     if app.builder.format == "html":
         # Before every other script: it runs while <head> is parsed, before the body is styled.
@@ -212,6 +244,18 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
     if exception is None and app.builder.format == "html":
         rewrite_site(Path(app.outdir))
         trim_theme_css(Path(app.outdir))
+        theme_js = Path(app.outdir) / "_static" / THEME_JS
+        if theme_js.is_file():
+            js = theme_js.read_text(encoding="utf-8")
+            if THEME_OBSERVER not in js and QUIET_OBSERVER not in js:
+                LOGGER.warning(
+                    "bookext.pagespeed: %s no longer has the observer it quiets "
+                    "(pydata-sphinx-theme changed); figures draw slower until it is updated",
+                    THEME_JS,
+                    type="bookext",
+                    subtype="pagespeed",
+                )
+            theme_js.write_text(quiet_theme_observer(js), encoding="utf-8")
 
 
 def setup(app: Any) -> dict:

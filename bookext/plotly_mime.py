@@ -230,8 +230,110 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
         app.add_js_file("bookplot.js", loading_method="defer", **{"data-plotly": PLOTLY_JS_NAME})
 
 
+# --------------------------------------------------------------------------- figure margins
+# plotly's automargin draws a figure, measures its tick labels and titles, widens the margins and
+# draws the whole figure again: on this site that second draw was more than half of every figure's
+# cost. At the end of the build each page is opened in headless Chromium at these viewport widths
+# (the benchmark's and the tests' first), every figure is drawn by the site's own bookplot.js, and
+# the margins plotly settled on are written on its div as data-margins="column-width:l,r,t,b";
+# bookplot.js starts from them when the reader's column has that width, so plotly draws once and
+# arrives at the same figure. Without Chromium (or Playwright) the build skips this and the
+# figures are drawn as before.
+MARGIN_VIEWPORT_WIDTHS = (1280, 1920)
+_GRAPH_DIV = re.compile(
+    r'(<div class="bookplot-graph" id="(?P<id>[^"]+)")(?: data-margins="[^"]*")?'
+)
+_MEASURE_JS = """async () => {
+  const out = {};
+  for (const div of document.querySelectorAll(".bookplot-graph")) {
+    div.scrollIntoView({block: "center"});
+    await new Promise((resolve) => {
+      if (div.dataset.drawn) resolve();
+      else div.addEventListener("bookplot:drawn", resolve, {once: true});
+    });
+    const z = div._fullLayout._size;
+    out[div.id] = [div.clientWidth, z.l, z.r, z.t, z.b].map(Math.round);
+  }
+  return out;
+}"""
+
+
+def with_margins(page_html: str, margins: dict[str, list[list[int]]]) -> str:
+    """``page_html`` with each figure div's ``data-margins`` set from ``margins`` (id -> entries).
+
+    Each entry is ``[column_width, l, r, t, b]``; entries of the same width are written once. A
+    div not in ``margins`` loses any old ``data-margins`` (its figure may have changed).
+    """
+
+    def attr(match: re.Match) -> str:
+        entries = margins.get(match.group("id")) or []
+        seen: dict[int, list[int]] = {}
+        for width, *sides in entries:
+            seen.setdefault(int(width), [int(x) for x in sides])
+        if not seen:
+            return match.group(1)
+        text = " ".join(f"{w}:{','.join(map(str, v))}" for w, v in sorted(seen.items()))
+        return f'{match.group(1)} data-margins="{text}"'
+
+    return _GRAPH_DIV.sub(attr, page_html)
+
+
+def measure_margins(site: Path, pages: list[Path]) -> dict[Path, dict[str, list[list[int]]]]:
+    """Every figure's settled margins, per page, at each of ``MARGIN_VIEWPORT_WIDTHS``."""
+    from playwright.sync_api import sync_playwright
+
+    from bookext.localsite import CHROMIUM_ARGS, VIEWPORT, find_chromium, serve_site
+
+    chromium = find_chromium()
+    if chromium is None:
+        raise FileNotFoundError("no Chromium")
+    found: dict[Path, dict[str, list[list[int]]]] = {}
+    with serve_site(site) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=list(CHROMIUM_ARGS))
+        try:
+            for width in MARGIN_VIEWPORT_WIDTHS:
+                context = browser.new_context(
+                    viewport={"width": width, "height": VIEWPORT["height"]}
+                )
+                context.route(
+                    "**/*",
+                    lambda r: r.continue_() if r.request.url.startswith(base) else r.abort(),
+                )
+                context.add_init_script("window.bookplotMeasuring = true;")
+                tab = context.new_page()
+                for page in pages:
+                    tab.goto(f"{base}/{page.relative_to(site).as_posix()}")
+                    for div_id, entry in tab.evaluate(_MEASURE_JS).items():
+                        found.setdefault(page, {}).setdefault(div_id, []).append(entry)
+                context.close()
+        finally:
+            browser.close()
+    return found
+
+
+def _on_build_finished(app: Any, exc: Exception | None) -> None:
+    if exc is not None or app.builder.format != "html":
+        return
+    site = Path(app.outdir)
+    pages = sorted(p for p in site.rglob("*.html") if 'class="bookplot-graph"' in p.read_text())
+    if not pages:
+        return
+    try:
+        margins = measure_margins(site, pages)
+    except Exception as err:  # no Chromium/Playwright here: figures are drawn as before
+        LOGGER.info("bookext: figure margins not measured (%s); figures draw twice", err)
+        return
+    for page in pages:
+        text = page.read_text()
+        new = with_margins(text, margins.get(page, {}))
+        if new != text:
+            page.write_text(new)
+
+
 def setup(app: Any) -> dict:
     app.setup_extension("bookext.pagespeed")
     app.connect("builder-inited", _add_static)
     app.connect("html-page-context", _on_page_context)
+    # After pagespeed's rewriting (priority 800), so the pages measured are the pages served.
+    app.connect("build-finished", _on_build_finished, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

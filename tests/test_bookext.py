@@ -364,3 +364,37 @@ def test_equation_sections_become_literal_blocks_before_napoleon():
     assert out[8:] == ["", "Args:", "    x: a value."]
     assert "Equation:" not in out
     assert literal_equation_sections(["No section."]) == ["No section."]
+
+
+def test_with_margins_writes_each_width_once_and_replaces_or_drops_old_margins():
+    from bookext.plotly_mime import with_margins
+
+    page = figure_html(_figure(), "fig-a") + figure_html(_figure(), "fig-b")
+    out = with_margins(page, {"fig-a": [[672, 79, 20, 60, 134], [774, 80, 20, 60, 134]]})
+    assert (
+        '<div class="bookplot-graph" id="fig-a" data-margins="672:79,20,60,134 774:80,20,60,134"'
+        in out
+    )
+    assert '<div class="bookplot-graph" id="fig-b" role=' in out  # not measured: no attribute
+    # A second build's measurement replaces the first; a figure no longer measured loses it.
+    again = with_margins(out, {"fig-a": [[672, 70, 20, 60, 50], [672, 99, 9, 9, 9]]})
+    assert 'id="fig-a" data-margins="672:70,20,60,50" role=' in again
+    assert "data-margins" not in with_margins(out, {})
+    # The JSON and everything else on the page are untouched.
+    assert with_margins(out, {}) == page
+
+
+def test_the_theme_observer_quieted_for_figures_is_in_the_installed_theme():
+    from pathlib import Path
+
+    import pydata_sphinx_theme
+
+    from bookext.pagespeed import QUIET_OBSERVER, THEME_JS, THEME_OBSERVER, quiet_theme_observer
+
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
+    js = (theme / THEME_JS).read_text(encoding="utf-8")
+    assert js.count(THEME_OBSERVER) == 1
+    quiet = quiet_theme_observer(js)
+    assert THEME_OBSERVER not in quiet and quiet.count(QUIET_OBSERVER) == 1
+    assert quiet_theme_observer(quiet) == quiet  # a rebuild leaves it as it is
+    assert len(quiet) - len(js) == len(QUIET_OBSERVER) - len(THEME_OBSERVER)
