@@ -5,6 +5,7 @@ One place for the mathematics that figures show (:mod:`lib.viz` only draws):
 - :func:`cosine_matrix`: pairwise cosine similarities, ``[..., N, d] -> [..., N, N]``;
 - :func:`mean_similarity_by_offset`: the mean cosine of rows ``k`` apart (position tables);
 - :func:`principal_components` and :func:`pca_2d`: principal component scores of a table;
+- :func:`rms_norm`: the root-mean-square length of a table's rows (how large vectors have grown);
 - :func:`neighbour_class_share` and :func:`nearest_neighbour_accuracy`: neighbour queries.
 
 :func:`neighbour_class_share` measures what kind of similarity a table encodes: for words whose
@@ -38,6 +39,7 @@ __all__ = [
     "neighbour_class_share",
     "pca_2d",
     "principal_components",
+    "rms_norm",
 ]
 
 
@@ -417,3 +419,31 @@ def cosine_with(vectors: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
     vectors, query = check_rows_and_vector("vectors", vectors, "query", query)
     unit = F.normalize(vectors.detach().to(torch.float64), dim=-1)  # [V, d]
     return unit @ F.normalize(query.detach().to(torch.float64), dim=-1)  # [V]
+
+
+def rms_norm(vectors: torch.Tensor) -> torch.Tensor:
+    """Root-mean-square Euclidean length of the rows of ``vectors``, in float64.
+
+    A scale for a set of vectors that a projection rescaled for display (e.g. word vectors, which
+    grow during training): the square root of the mean squared row norm.
+
+    Equation:
+        rms = sqrt( (1/N) Σ_i ‖x_i‖² )
+
+    Args:
+        vectors: a 2-D floating tensor with at least one row.
+
+    Returns:
+        The RMS norm, a 0-d float64 tensor (>= 0).
+
+    Raises:
+        TypeError: ``vectors`` is not a floating tensor.
+        ValueError: ``vectors`` is not 2-D or has no rows.
+
+    Shapes:
+        vectors: [N, d] -> []
+    """
+    vectors = check_floating("vectors", vectors)
+    if vectors.dim() != 2 or vectors.shape[0] == 0:
+        raise ValueError(f"vectors must be 2-D [N >= 1, d], got shape {list(vectors.shape)}")
+    return vectors.detach().to(torch.float64).pow(2).sum(-1).mean().sqrt()

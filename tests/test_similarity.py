@@ -21,6 +21,7 @@ from lib.similarity import (
     neighbour_class_share,
     pca_2d,
     principal_components,
+    rms_norm,
 )
 
 WORDS = ["a1", "a2", "b1", "b2", "x"]
@@ -364,3 +365,21 @@ def test_cosine_with_matches_torch_and_rejects_bad_shapes():
         cosine_with(table, torch.ones(5))
     with pytest.raises(TypeError, match="query"):
         cosine_with(table, torch.ones(4, dtype=torch.long))
+
+
+def test_rms_norm_pinned_and_scales_with_the_vectors():
+    vectors = torch.tensor([[3.0, 4.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # norms 5, 0, 1, 1
+    rms = rms_norm(vectors)
+    assert rms.dtype == torch.float64 and rms.shape == ()
+    assert rms.item() == pytest.approx(math.sqrt(27 / 4), rel=1e-15)
+    assert rms_norm(2.5 * vectors).item() == pytest.approx(2.5 * rms.item(), rel=1e-15)
+    # rows of one length r have RMS norm r, whatever their directions
+    unit_rows = torch.tensor([[0.6, 0.8], [-0.8, 0.6], [0.0, -1.0]], dtype=torch.float64)
+    assert rms_norm(unit_rows).item() == pytest.approx(1.0, rel=1e-15)
+    assert rms_norm(torch.empty(5, 3, device="meta")).shape == ()
+    with pytest.raises(ValueError, match="vectors"):
+        rms_norm(torch.zeros(0, 3))
+    with pytest.raises(ValueError, match="vectors"):
+        rms_norm(torch.zeros(3))
+    with pytest.raises(TypeError, match="vectors"):
+        rms_norm(torch.tensor([[1, 2]]))
