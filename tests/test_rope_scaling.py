@@ -9,7 +9,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from lib.rope import rope_inv_freq
+from lib.rope import rope_inv_freq, rope_wavelengths
 from lib.rope_scaling import (
     REAL_CONFIGS,
     ROPE_SCALING,
@@ -165,6 +165,15 @@ def test_wavelengths_pinned():
     lam = wavelengths(torch.tensor([1.0, 0.5, 0.001]))
     torch.testing.assert_close(lam, torch.tensor([2 * math.pi, 4 * math.pi, 2000 * math.pi]))
     assert lam.dtype == torch.float32
+
+
+@given(d_half=st.integers(1, 64), base=st.floats(2.0, 1e6), factor=st.floats(1.0, 64.0))
+def test_wavelengths_are_rope_wavelengths_in_float32(d_half, base, factor):
+    # chapters 9 and 12 call this one; it must stay lib.rope.rope_wavelengths, cast once
+    inv_freq = rope_inv_freq(2 * d_half, base) / factor
+    lam = wavelengths(inv_freq)
+    assert lam.dtype == torch.float32
+    assert torch.equal(lam, rope_wavelengths(inv_freq).to(torch.float32))
 
 
 # ------------------------------------------------------------------------------ identities
