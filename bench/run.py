@@ -239,16 +239,17 @@ TIMING_JS = """
     if (!document.querySelector('script[src*="mathjax"]')) clearInterval(poll);
     const figs = Array.from(document.querySelectorAll(".bookplot-graph"));
     b.nFigures = figs.length;
-    if (!figs.length) b.firstScreen = [];
-    // The first screen's figures come from the observer's first report (every target's state at
-    // the first frame), not from getBoundingClientRect here: that would force the browser to lay
-    // out, at once, every section holding a figure, sections it otherwise skips until they near
-    // the screen (reading.css), and the benchmark would time its own work.
+    // Which figures are in view comes from an IntersectionObserver, not from getBoundingClientRect
+    // here: that would force the browser to lay out, at once, every section holding a figure,
+    // sections it otherwise skips until they near the screen (reading.css), and the benchmark
+    // would time its own work. b.inView follows the viewport (a section above may still change
+    // height); FIRST_SCREEN_DONE takes the first screen to be those in view once all are drawn.
+    b.inView = {};
     const io = new IntersectionObserver((entries) => {
-      if (b.firstScreen === null) {
-        b.firstScreen = entries.filter((e) => e.isIntersecting).map((e) => e.target.id);
-      }
+      b.ioReady = true;
       for (const e of entries) {
+        if (e.isIntersecting) b.inView[e.target.id] = true;
+        else delete b.inView[e.target.id];
         if (e.isIntersecting && !(e.target.id in b.visible)) b.visible[e.target.id] = e.time;
       }
     });
@@ -258,10 +259,13 @@ TIMING_JS = """
 """
 FIRST_SCREEN_DONE = """() => {
   const b = window.__bench;
-  if (!b || b.firstScreen === null || document.readyState === "loading") return false;
+  if (!b || document.readyState === "loading" || (b.nFigures && !b.ioReady)) return false;
   if (b.hasMath && document.querySelector('script[src*="mathjax"]') && b.mathDone === null)
     return false;
-  return b.firstScreen.every((id) => id in b.drawn);
+  const shown = Object.keys(b.inView || {});
+  if (!shown.every((id) => id in b.drawn)) return false;
+  b.firstScreen = shown;
+  return true;
 }"""
 IN_VIEW_DRAWN = """() => Array.from(document.querySelectorAll(".bookplot-graph")).every((d) => {
   const r = d.getBoundingClientRect();
