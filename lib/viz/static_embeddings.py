@@ -26,8 +26,8 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib._checks import check_floating, check_index, check_int, check_positive_float
-from lib.glove import glove_weight
-from lib.similarity import pca_2d
+from lib.glove import count_histogram, glove_weight
+from lib.similarity import pca_2d, rms_norm
 from lib.viz.core import (
     LINE_COLOURS,
     OKABE_ITO,
@@ -112,11 +112,12 @@ def training_projection_slider(
 ) -> go.Figure:
     """Word vectors in 2-D at every training snapshot, one slider step per snapshot.
 
-    For each snapshot the vectors of the words in ``groups`` are projected with :func:`lib.similarity.pca_2d`
-    (fitted on those words only), rotated to best match the last snapshot's projection, and scaled
-    so that the largest ``abs(coordinate)`` is 1 (the vectors grow during training; the scale is reported
-    in the step title as the RMS norm of the plotted vectors). One marker-and-label trace per group,
-    in the Okabe–Ito colours. Meant for word2vec snapshots (Mikolov et al. 2013, arXiv:1301.3781).
+    For each snapshot the vectors of the words in ``groups`` are projected with
+    :func:`lib.similarity.pca_2d` (fitted on those words only), rotated to best match the last
+    snapshot's projection, and scaled so that the largest ``abs(coordinate)`` is 1 (the vectors grow
+    during training; the scale is reported in the step title as the RMS norm of the plotted
+    vectors, :func:`lib.similarity.rms_norm`). One marker-and-label trace per group, in the
+    Okabe–Ito colours. Meant for word2vec snapshots (Mikolov et al. 2013, arXiv:1301.3781).
 
     Args:
         snapshots: S tensors ``[V, d]`` (e.g. ``TrainingHistory.snapshots``).
@@ -169,7 +170,7 @@ def training_projection_slider(
     for snapshot, epoch in zip(snapshots, epochs, strict=True):
         selected = snapshot[rows]  # [N, d]
         coords = rounded(_fit_unit(pca_2d(selected, reference=final)))  # [N, 2]
-        rms = float(selected.to(torch.float64).pow(2).sum(-1).mean().sqrt())
+        rms = float(rms_norm(selected))
         title = f"epoch {epoch}"
         if losses is not None and epoch > 0:
             title += f" · mean loss {losses[epoch - 1]:.3f}"
@@ -370,8 +371,8 @@ def glove_weight_figure(
 
     One curve per α (α = 3/4, the paper's choice, drawn thicker), from
     :func:`lib.glove.glove_weight`. If ``counts`` (the nonzero co-occurrence values X_ij of a
-    corpus) is given, their distribution is drawn underneath as a histogram over log-spaced bins
-    (share of the M entries, right axis).
+    corpus) is given, their distribution is drawn underneath as a histogram over 30 log-spaced bins
+    (:func:`lib.glove.count_histogram`: share of the M entries, right axis).
 
     Equation:
         f(x) = (x / x_max)^α if x < x_max, else 1
@@ -410,15 +411,12 @@ def glove_weight_figure(
     x = torch.logspace(np.log10(low), np.log10(high), 200, dtype=torch.float64)  # [200]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     if counts is not None:
-        edges = np.logspace(np.log10(low), np.log10(high), 31)  # 30 log-spaced bins
-        hist, _ = np.histogram(counts.to(torch.float64).numpy(), bins=edges)
-        share = hist / hist.sum()
-        centres = np.sqrt(edges[:-1] * edges[1:])
+        hist = count_histogram(counts, low=low, high=high, bins=30)
         fig.add_trace(
             go.Bar(
-                x=rounded(centres).tolist(),
-                y=rounded(share).tolist(),
-                width=rounded(edges[1:] - edges[:-1]).tolist(),
+                x=rounded(hist.centres).tolist(),
+                y=rounded(hist.shares).tolist(),
+                width=rounded(hist.edges[1:] - hist.edges[:-1]).tolist(),
                 marker={"color": OKABE_ITO[7], "opacity": 0.45},
                 name="share of nonzero X_ij (right axis)",
                 hovertemplate="X_ij ≈ %{x:.3g}<br>share %{y:.3f}<extra></extra>",
