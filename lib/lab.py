@@ -57,7 +57,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Literal, NamedTuple, overload
 
 import torch
 import torch.nn.functional as F
@@ -69,6 +69,7 @@ from lib._checks import (
     check_integer_tensor,
     check_positive_float,
     check_positive_int,
+    check_real_array,
     check_token_ids,
 )
 from lib.alibi import alibi_bias
@@ -103,6 +104,7 @@ __all__ = [
     "NoPositions",
     "PositionScheme",
     "RotaryPositions",
+    "SeedSpread",
     "SinusoidalPositions",
     "T5BiasPositions",
     "TinyDecoder",
@@ -117,6 +119,7 @@ __all__ = [
     "run_extrapolation_lab",
     "run_lab",
     "scaled_rope_frequencies",
+    "seed_spread",
     "single_thread",
     "train_decoder",
     "train_ensemble",
@@ -1900,6 +1903,57 @@ SCALED_VARIANTS: dict[str, str] = {
 FINE_TUNED_VARIANTS: tuple[str, ...] = ("rope+pi+ft", "rope+ft")
 
 
+class SeedSpread(NamedTuple):
+    """Summary over seeds of a measurement (see :func:`seed_spread`).
+
+    Attributes:
+        median: the median over seeds (for an even count, the lower of the middle two), float64.
+        low: the worst (smallest) seed, float64.
+        high: the best (largest) seed, float64.
+    """
+
+    median: torch.Tensor
+    low: torch.Tensor
+    high: torch.Tensor
+
+
+def seed_spread(values: object) -> SeedSpread:
+    """Median, minimum and maximum over the seeds (the first axis) of a measurement.
+
+    The lab reports every measurement as its median over seeds with the range from the worst to
+    the best seed. For an even count the median is the lower of the middle two values
+    (``torch.median``'s rule, not the mean of the two), so it is always one seed's value; for an
+    odd count it is the middle seed.
+
+    Equation:
+        with v_(1) ≤ … ≤ v_(S) the sorted values: median = v_(⌈S/2⌉), low = v_(1), high = v_(S)
+
+    Args:
+        values: ``[S, ...]`` finite real numbers, a tensor, numpy array or (nested) sequence, with
+            S >= 1 seeds.
+
+    Returns:
+        A :class:`SeedSpread` (median, low, high), each of the shape ``values`` has without its
+        first axis.
+
+    Raises:
+        TypeError: ``values`` is not real numbers.
+        ValueError: a value is NaN or ±inf, ``values`` is 0-D, or there is no seed.
+
+    Shapes:
+        values: [S, ...]
+        returns: each [...]
+    """
+    array = torch.from_numpy(check_real_array("values", values, sequences=True))
+    if array.dim() == 0 or array.shape[0] == 0:
+        raise ValueError(
+            f"values must be [S >= 1, ...] (one row per seed), got {list(array.shape)}"
+        )
+    return SeedSpread(
+        median=array.median(dim=0).values, low=array.min(dim=0).values, high=array.max(dim=0).values
+    )
+
+
 @dataclass
 class ExtrapolationLab:
     """What :func:`run_extrapolation_lab` measured.
@@ -1949,12 +2003,13 @@ class ExtrapolationLab:
             seq_len: an evaluated length.
 
         Returns:
-            The median of :meth:`accuracy` (for an even count, the lower of the middle two).
+            The median of :meth:`accuracy` (:func:`seed_spread`: for an even count, the lower of
+            the middle two).
 
         Raises:
             KeyError: a variant, condition or length that was not run.
         """
-        return float(self.accuracy(variant, condition, seq_len).median())
+        return float(seed_spread(self.accuracy(variant, condition, seq_len)).median)
 
 
 def _evaluate_all(
