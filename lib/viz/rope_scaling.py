@@ -29,7 +29,7 @@ from lib._checks import (
     check_positive_float,
     check_positive_int,
 )
-from lib.rope import rope_wavelengths
+from lib.rope import rope_max_angles, rope_wavelengths
 from lib.viz.core import (
     LINE_COLOURS,
     OKABE_ITO,
@@ -316,6 +316,7 @@ def angle_coverage_figure(
         arXiv:2104.09864; the failure analysis of Chen et al. 2023, arXiv:2306.15595). Where
         ``(L − 1)·θ_i < 2π`` the pair never completed a turn in training, and every angle beyond
         ``(L − 1)·θ_i`` is one the model has never seen for that pair: those pairs are marked.
+        The angles come from :func:`lib.rope.rope_max_angles`.
 
     Args:
         inv_freq: ``[d_half]`` inverse frequencies θ_i (float tensor, > 0).
@@ -335,7 +336,8 @@ def angle_coverage_figure(
     new = [check_int(f"new_lens[{k}]", v, minimum=trained_len + 1) for k, v in enumerate(new_lens)]
     active = check_index("active", active, len(new))
     pairs = list(range(theta.size))
-    seen = (trained_len - 1) * theta  # [d_half] largest relative angle in training
+    theta_t = torch.from_numpy(theta)  # the checked θ_i, float64
+    seen = rope_max_angles(theta_t, trained_len).numpy()  # [d_half] largest angle in training
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -358,7 +360,7 @@ def angle_coverage_figure(
         )
     )
     for length in new:
-        needed = (length - 1) * theta
+        needed = rope_max_angles(theta_t, length).numpy()  # [d_half]
         unseen = [i for i in pairs if seen[i] < _TWO_PI]
         fig.add_trace(
             go.Scatter(
