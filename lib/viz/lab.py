@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from lib._checks import check_positive_int
+from lib.lab import seed_spread
 from lib.viz.core import OKABE_ITO, palette, rounded, slider_figure
 from lib.vocab import block_means
 
@@ -214,14 +215,14 @@ def loss_figure(losses: Mapping[str, Sequence[float]], *, window: int = 10) -> g
 
 
 def _spread(values: Sequence[float]) -> tuple[float, float, float]:
-    """``(median, min, max)`` of accuracies in [0, 1], each rounded to 2 decimals."""
+    """``(median, min, max)`` of accuracies in [0, 1] (:func:`lib.lab.seed_spread`), to 2 decimals."""
     array = np.asarray(values, dtype=np.float64)
     if array.size == 0 or not np.all(np.isfinite(array)):
         raise ValueError(f"every value must be a finite accuracy, got {list(values)}")
     if np.any(array < 0) or np.any(array > 1):
         raise ValueError(f"accuracies must lie in [0, 1], got {list(values)}")
-    out = (float(np.median(array)), float(array.min()), float(array.max()))
-    return tuple(round(v, 2) + 0.0 for v in out)  # type: ignore[return-value]
+    median, low, high = (round(float(v), 2) + 0.0 for v in seed_spread(array))
+    return median, low, high
 
 
 def extrapolation_figure(
@@ -234,11 +235,12 @@ def extrapolation_figure(
     """Median accuracy against length with min–max error bars; buttons and a menu switch views.
 
     One trace per variant; its point at length ``T`` is the median over seeds and its error bar
-    runs from the worst to the best seed. Buttons (``layout.updatemenus[0]``) switch the
-    condition by restyling every trace's ``y`` and ``error_y``; a dropdown
-    (``layout.updatemenus[1]``) switches the group of variants by restyling ``visible``. The two
-    act on different trace properties, so either can be changed without undoing the other, and
-    neither needs a kernel.
+    runs from the worst to the best seed (:func:`lib.lab.seed_spread`; for an even number of seeds
+    the median is the lower middle seed, as in :meth:`lib.lab.ExtrapolationLab.median`). Buttons
+    (``layout.updatemenus[0]``) switch the condition by restyling every trace's ``y`` and
+    ``error_y``; a dropdown (``layout.updatemenus[1]``) switches the group of variants by
+    restyling ``visible``. The two act on different trace properties, so either can be changed
+    without undoing the other, and neither needs a kernel.
 
     Args:
         accuracy: ``{variant: {condition: {T: per-seed accuracies}}}``; every variant must
@@ -373,6 +375,9 @@ def pair_usage_figure(
 ) -> go.Figure:
     """Share of each rotary pair in a head's q·k magnitude: median bar, min–max error bar.
 
+    The median and range over seeds are :func:`lib.lab.seed_spread`'s (for an even number of
+    seeds, the lower of the middle two, as :meth:`lib.lab.ExtrapolationLab.median`).
+
     Args:
         shares: ``{head label: per-seed shares}``, each ``[S][pairs]`` with rows summing to 1.
         wavelengths: ``2π/θ_i`` of each pair in tokens (the x tick labels), one per pair.
@@ -393,7 +398,7 @@ def pair_usage_figure(
             raise ValueError(f"shares[{label!r}] must be [S >= 1][{n_pairs}] per-seed shares")
         if not np.all(np.isfinite(array)) or np.any(array < 0) or np.any(array > 1):
             raise ValueError(f"shares[{label!r}] must lie in [0, 1]")
-        median = np.median(array, axis=0)
+        median, low, high = seed_spread(array)  # [pairs] each
         fig.add_trace(
             go.Bar(
                 x=list(range(n_pairs)),
@@ -401,8 +406,8 @@ def pair_usage_figure(
                 error_y={
                     "type": "data",
                     "symmetric": False,
-                    "array": rounded(array.max(0) - median, digits=2).tolist(),
-                    "arrayminus": rounded(median - array.min(0), digits=2).tolist(),
+                    "array": rounded(high - median, digits=2).tolist(),
+                    "arrayminus": rounded(median - low, digits=2).tolist(),
                 },
                 name=label,
                 marker={"color": palette(k)},

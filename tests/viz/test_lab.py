@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lib.lab import FINE_TUNED_VARIANTS, POSITION_SCHEMES, SCALED_VARIANTS
+from lib.lab import FINE_TUNED_VARIANTS, POSITION_SCHEMES, SCALED_VARIANTS, seed_spread
 from lib.viz.core import YELLOW
 from lib.viz.lab import (
     SCHEME_STYLE,
@@ -227,6 +227,18 @@ def test_extrapolation_figure_medians_error_bars_and_controls():
     scaling = menu.buttons[1]
     assert scaling.label == "scaling" and set(scaling.args[0]) == {"visible"}
     assert scaling.args[0]["visible"] == [True, False, True]
+
+
+def test_figures_take_the_lower_middle_seed_for_an_even_count_like_lib():
+    # numpy's median would average the middle two (0.5 and 0.35); lib.lab's is one seed's value
+    acc = {"rope": {"seen": {32: [0.9, 0.2, 0.6, 0.4]}}}
+    (trace,) = extrapolation_figure(acc, {"g": ["rope"]}, train_len=32).data
+    assert list(trace.y) == [seed_spread([0.9, 0.2, 0.6, 0.4]).median.item()] == [0.4]
+    assert list(trace.error_y.array) == [0.5] and list(trace.error_y.arrayminus) == [0.2]
+    shares = {"prev": [[0.1, 0.9], [0.6, 0.4], [0.4, 0.6], [0.3, 0.7]]}
+    (bar,) = pair_usage_figure(shares, [6.28, 62.8]).data
+    assert list(bar.y) == [0.3, 0.6]
+    assert list(bar.error_y.array) == [0.3, 0.3] and list(bar.error_y.arrayminus) == [0.2, 0.2]
 
 
 def test_extrapolation_figure_labels_and_errors():
