@@ -29,13 +29,7 @@ from lib._checks import (
     check_integer_tensor,
     check_token_ids,
 )
-from lib.embeddings import (
-    DTYPE_BYTES,
-    embedding_table_bytes,
-    format_bytes,
-    lookup_counts,
-    one_hot,
-)
+from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes, lookup_counts, one_hot
 from lib.viz.core import (
     OKABE_ITO,
     SEQUENTIAL,
