@@ -151,7 +151,73 @@
       // The reader may have switched light/dark while the figure was being drawn.
       if (document.documentElement.dataset.theme !== drawnTheme) applyTheme(div);
       div.dispatchEvent(new CustomEvent("bookplot:drawn", { bubbles: true }));
+    }, function (err) {
+      // Not left marked "drawing" for ever: the next check may try once more.
+      delete div.dataset.drawing;
+      div.dataset.failed = String(Number(div.dataset.failed || 0) + 1);
+      console.error("bookplot: figure " + div.id + " failed to draw", err);
     });
+  }
+
+  // The sections of the page that reading.css lets the browser skip (content-visibility: auto)
+  // around a figure, outermost first.
+  function skippableSections(div) {
+    var chain = [];
+    for (var s = div.parentElement; s; s = s.parentElement) {
+      if (s.tagName === "SECTION") chain.unshift(s);
+    }
+    // The outermost section (the page's h1) is never skipped (reading.css: section section).
+    return chain.slice(1);
+  }
+
+  // A second way to draw, besides the IntersectionObserver: it can miss a figure (seen when
+  // skipped sections above change height as they render), so on scroll and resize (at most one
+  // check per animation frame), after each draw and once after load, any undrawn figure within
+  // about one screen of the viewport is drawn. Cheap: only boxes whose layout is already known are
+  // read (the outermost skippable section of a figure, whose skipped content is not laid out; the
+  // figure itself only once all its sections render), in a requestAnimationFrame callback, where
+  // any pending layout is the one the frame does anyway.
+  function watchUndrawn(divs, near) {
+    var pending = divs.slice();
+    var queued = false;
+    function within(rect, h) {
+      return rect.bottom > -h && rect.top < 2 * h && (rect.width > 0 || rect.height > 0);
+    }
+    function check() {
+      queued = false;
+      var h = window.innerHeight || document.documentElement.clientHeight;
+      pending = pending.filter(function (div) {
+        if (div.dataset.drawn || Number(div.dataset.failed || 0) > 1) return false;
+        if (div.dataset.drawing) return true;
+        var chain = skippableSections(div);
+        for (var i = 0; i < chain.length; i++) {
+          var s = chain[i];
+          if (s.classList.contains("bookplot-near")) continue;
+          if (!within(s.getBoundingClientRect(), h)) return true;
+          // Near the screen: let it render; its figure's box is read in a later frame.
+          near(s);
+          schedule();
+          return true;
+        }
+        if (within(div.getBoundingClientRect(), h)) draw(div);
+        return true;
+      });
+      if (!pending.length) {
+        window.removeEventListener("scroll", schedule);
+        window.removeEventListener("resize", schedule);
+        document.removeEventListener("bookplot:drawn", schedule);
+      }
+    }
+    function schedule() {
+      if (queued || !pending.length) return;
+      queued = true;
+      requestAnimationFrame(check);
+    }
+    window.addEventListener("scroll", schedule, { passive: true });
+    window.addEventListener("resize", schedule, { passive: true });
+    document.addEventListener("bookplot:drawn", schedule);
+    if (document.readyState === "complete") schedule();
+    else window.addEventListener("load", schedule, { once: true });
   }
 
   function start() {
@@ -187,20 +253,22 @@
         if (s.tagName === "SECTION" && sections.indexOf(s) < 0) sections.push(s);
       }
     });
-    var near = new IntersectionObserver(
+    var nearObserver = new IntersectionObserver(
       function (entries) {
         entries.forEach(function (entry) {
-          if (entry.isIntersecting) {
-            near.unobserve(entry.target);
-            entry.target.classList.add("bookplot-near");
-          }
+          if (entry.isIntersecting) near(entry.target);
         });
       },
       { rootMargin: MARGIN }
     );
+    function near(s) {
+      nearObserver.unobserve(s);
+      s.classList.add("bookplot-near");
+    }
     sections.forEach(function (s) {
-      near.observe(s);
+      nearObserver.observe(s);
     });
+    watchUndrawn(divs, near);
     // Printing shows every figure.
     window.addEventListener("beforeprint", function () {
       divs.forEach(draw);

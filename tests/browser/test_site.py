@@ -178,6 +178,41 @@ def check_drawn_lazily(p, page: str) -> None:
         )
 
 
+# Jump around the page (bottom, middle, top), then through every screen, one animation frame per
+# position and no waiting for any figure: every figure has been within a screen of the viewport.
+JUMP_SCROLL = """async () => {
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  const end = () => document.documentElement.scrollHeight - innerHeight;
+  for (const y of [end(), end() / 2, 0, end(), 0]) { scrollTo(0, y); await frame(); }
+  for (let y = 0; y <= end(); y += innerHeight / 2) { scrollTo(0, y); await frame(); }
+  for (let y = end(); y >= 0; y -= innerHeight) { scrollTo(0, y); await frame(); }
+}"""
+
+
+@pytest.mark.parametrize("page", ["chapters/08_rope.html", "chapters/09_rope_scaling.html"])
+def test_every_figure_is_drawn_after_jump_scrolling(page, recorder_factory, site_url):
+    """No figure is left undrawn when the reader jumps around while sections render and resize."""
+    rec = recorder_factory()
+    p = rec.page
+    p.goto(f"{site_url}/{page}", wait_until="domcontentloaded")
+    n = p.locator(".bookplot-graph").count()
+    assert n == expected_figures(page) > 0
+    p.evaluate(JUMP_SCROLL)
+    try:
+        p.wait_for_function(
+            "n => document.querySelectorAll('.bookplot-graph[data-drawn=\"1\"]').length === n",
+            arg=n,
+            timeout=5_000,
+        )
+    except Exception:
+        undrawn = p.evaluate(
+            "() => Array.from(document.querySelectorAll('.bookplot-graph:not([data-drawn])'))"
+            ".map(d => d.id)"
+        )
+        pytest.fail(f"{page}: figures never drawn after jump-scrolling: {undrawn}")
+    assert not ours(rec.console_errors), f"{page} console errors: {ours(rec.console_errors)}"
+
+
 def check_math(p, page: str) -> None:
     """Math arrives typeset: SVG in every .math element, no raw TeX, no math engine loaded."""
     n_math = p.locator(".math").count()
