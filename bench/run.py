@@ -267,15 +267,42 @@ FIRST_SCREEN_DONE = """() => {
   b.firstScreen = shown;
   return true;
 }"""
-IN_VIEW_DRAWN = """() => Array.from(document.querySelectorAll(".bookplot-graph")).every((d) => {
-  const r = d.getBoundingClientRect();
-  return !(r.bottom > 0 && r.top < innerHeight) || d.dataset.drawn === "1";
-})"""
-ALL_DONE = """() => {
+# A reader scrolling through the whole page, run inside it (no round trip to Python per screen,
+# whose latency would count in "all drawn"): scroll one screen, wait (one check per animation
+# frame) until every figure in view is drawn, the next screen, until the end; then wait for the
+# math. A figure is in view when its box meets the viewport; its box is read only once each
+# section around it does (outermost first): a section the browser skips (content-visibility,
+# reading.css) is not laid out for the benchmark's sake.
+SCROLL_THROUGH = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  const deadline = performance.now() + 60000;
+  const meets = (el) => { const r = el.getBoundingClientRect();
+                          return r.bottom > 0 && r.top < innerHeight; };
+  const inView = (d) => {
+    const chain = [];
+    for (let s = d.parentElement; s; s = s.parentElement) if (s.tagName === "SECTION") chain.unshift(s);
+    return chain.slice(1).every(meets) && meets(d);
+  };
+  const figs = Array.from(document.querySelectorAll(".bookplot-graph"));
+  const until = async (done, what) => {
+    while (!done()) {
+      if (performance.now() > deadline) throw new Error("bench: timed out waiting for " + what);
+      await frame();
+    }
+  };
+  const inViewDrawn = () => figs.every((d) => d.dataset.drawn === "1" || !inView(d));
   const b = window.__bench;
-  const math = !b.hasMath || !document.querySelector('script[src*="mathjax"]') || b.mathDone !== null;
-  return math && Array.from(document.querySelectorAll(".bookplot-graph"))
-      .every((d) => d.dataset.drawn === "1");
+  const mathDone = () => !b.hasMath || !document.querySelector('script[src*="mathjax"]')
+                         || b.mathDone !== null;
+  for (;;) {
+    await until(inViewDrawn, "the figures in view at " + scrollY);
+    const before = scrollY;
+    scrollBy(0, innerHeight);
+    if (scrollY === before) break;
+    await frame();
+  }
+  await until(() => mathDone() && figs.every((d) => d.dataset.drawn === "1"), "all drawn");
+  return b;
 }"""
 
 
@@ -310,17 +337,7 @@ def load_page(browser, base: str, page: str, site: Path) -> dict:
               if (b.mathDone !== null) t.push(b.mathDone);
               return {first: Math.max(...t), fcp: fcp ? fcp.startTime : null}; }"""
         )
-        # A reader scrolling: one screen, wait until what is in view is drawn, the next screen.
-        while True:
-            tab.wait_for_function(IN_VIEW_DRAWN, timeout=60_000, polling=10)
-            at_end = tab.evaluate(
-                "() => { const before = scrollY; scrollBy(0, innerHeight);"
-                " return scrollY === before; }"
-            )
-            if at_end:
-                break
-        tab.wait_for_function(ALL_DONE, timeout=60_000, polling=10)
-        b = tab.evaluate("() => window.__bench")
+        b = tab.evaluate(SCROLL_THROUGH)
         tab.wait_for_load_state("load")
     finally:
         context.close()
