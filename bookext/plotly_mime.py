@@ -20,6 +20,7 @@ The notebooks keep plotly's own output, which JupyterLab, VS Code and nbval unde
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -311,6 +312,69 @@ def measure_margins(site: Path, pages: list[Path]) -> dict[Path, dict[str, list[
     return found
 
 
+_FIGURE_PARTS = re.compile(
+    r'<div class="bookplot-graph"[^>]*>|<script type="application/json" class="bookplot-data"'
+    r"[^>]*>.*?</script>",
+    re.S,
+)
+_ASSET_REF = re.compile(r'<(?:link|script)\b[^>]*?\b(?:href|src)="([^"#?]+)(?:\?[^"]*)?"')
+_MARGIN_CACHE = "bookplot-margins.json"
+
+
+def margin_cache_key(site: Path, page: Path, page_html: str, file_hashes: dict[Path, str]) -> str:
+    """What a page's measured margins depend on, hashed: a new key means measure it again.
+
+    Its figures (each div, less its data-margins, and each figure's JSON), the contents of every
+    stylesheet and script of the site the page loads (fonts and column width come from the CSS,
+    the drawing from bookplot.js and plotly.js) and the viewports measured. ``file_hashes``
+    caches the hashes of files across pages.
+    """
+    digest = hashlib.sha256(repr((MARGIN_VIEWPORT_WIDTHS, _MEASURE_JS)).encode())
+    for part in _FIGURE_PARTS.findall(page_html):
+        digest.update(re.sub(r' data-margins="[^"]*"', "", part).encode())
+    for ref in sorted(set(_ASSET_REF.findall(page_html))):
+        path = (page.parent / ref).resolve()
+        if "://" in ref or not path.is_file() or site.resolve() not in path.parents:
+            continue
+        if path not in file_hashes:
+            file_hashes[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest.update(f"{ref}={file_hashes[path]}".encode())
+    return digest.hexdigest()
+
+
+def cached_margins(
+    site: Path, pages: list[Path], cache: Path
+) -> dict[Path, dict[str, list[list[int]]]]:
+    """``measure_margins`` for the pages whose key changed since the last build; the rest from
+    ``cache`` (a JSON file outside the site, rewritten with every page's key and margins)."""
+    try:
+        old = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        old = {}
+    file_hashes: dict[Path, str] = {}
+    keys = {p: margin_cache_key(site, p, p.read_text(), file_hashes) for p in pages}
+    found: dict[Path, dict[str, list[list[int]]]] = {}
+    stale = []
+    for page in pages:
+        entry = old.get(page.relative_to(site).as_posix())
+        if isinstance(entry, dict) and entry.get("key") == keys[page]:
+            found[page] = entry["margins"]
+        else:
+            stale.append(page)
+    if stale:
+        found.update(measure_margins(site, stale))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(
+        json.dumps(
+            {
+                p.relative_to(site).as_posix(): {"key": keys[p], "margins": found.get(p, {})}
+                for p in pages
+            }
+        )
+    )
+    return found
+
+
 def _on_build_finished(app: Any, exc: Exception | None) -> None:
     if exc is not None or app.builder.format != "html":
         return
@@ -319,7 +383,8 @@ def _on_build_finished(app: Any, exc: Exception | None) -> None:
     if not pages:
         return
     try:
-        margins = measure_margins(site, pages)
+        # The cache lives with the doctrees (the build's cache), not in the published site.
+        margins = cached_margins(site, pages, Path(app.doctreedir) / _MARGIN_CACHE)
     except Exception as err:  # no Chromium/Playwright here: figures are drawn as before
         LOGGER.info("bookext: figure margins not measured (%s); figures draw twice", err)
         return

@@ -384,6 +384,58 @@ def test_with_margins_writes_each_width_once_and_replaces_or_drops_old_margins()
     assert with_margins(out, {}) == page
 
 
+def _margin_site(tmp_path, figure: dict, css: str = "body { font: 16px serif; }"):
+    from bookext.plotly_mime import with_margins
+
+    (tmp_path / "_static").mkdir(exist_ok=True)
+    (tmp_path / "_static" / "reading.css").write_text(css)
+    page = tmp_path / "ch.html"
+    body = with_margins(figure_html(figure, "fig-a"), {"fig-a": [[672, 1, 2, 3, 4]]})
+    page.write_text(f'<link rel="stylesheet" href="_static/reading.css?v=1">{body}')
+    return page
+
+
+def test_margin_cache_key_changes_with_the_figure_and_its_css_not_with_old_margins(tmp_path):
+    from bookext.plotly_mime import margin_cache_key, with_margins
+
+    page = _margin_site(tmp_path, _figure())
+    key = margin_cache_key(tmp_path, page, page.read_text(), {})
+    # The margins written last build are not part of what is measured.
+    assert margin_cache_key(tmp_path, page, with_margins(page.read_text(), {}), {}) == key
+    changed = _figure()
+    changed["data"][0]["y"] = [9, 9, 9]
+    assert changed != _figure()
+    page = _margin_site(tmp_path, changed)
+    assert margin_cache_key(tmp_path, page, page.read_text(), {}) != key
+    page = _margin_site(tmp_path, _figure(), css="body { font: 18px serif; }")
+    assert margin_cache_key(tmp_path, page, page.read_text(), {}) != key
+    page = _margin_site(tmp_path, _figure())
+    assert margin_cache_key(tmp_path, page, page.read_text(), {}) == key
+
+
+def test_cached_margins_measures_only_pages_whose_key_changed(tmp_path, monkeypatch):
+    import bookext.plotly_mime as pm
+
+    measured: list[list[str]] = []
+
+    def fake_measure(site, pages):
+        measured.append([p.name for p in pages])
+        return {p: {"fig-a": [[672, len(measured), 0, 0, 0]]} for p in pages}
+
+    monkeypatch.setattr(pm, "measure_margins", fake_measure)
+    page = _margin_site(tmp_path, _figure())
+    cache = tmp_path / "doctrees" / "cache.json"
+    first = pm.cached_margins(tmp_path, [page], cache)
+    assert measured == [["ch.html"]] and first[page] == {"fig-a": [[672, 1, 0, 0, 0]]}
+    assert pm.cached_margins(tmp_path, [page], cache) == first  # unchanged: not measured again
+    assert measured == [["ch.html"]]
+    changed = _figure()
+    changed["data"][0]["y"] = [9, 9, 9]
+    page = _margin_site(tmp_path, changed)
+    assert pm.cached_margins(tmp_path, [page], cache)[page] == {"fig-a": [[672, 2, 0, 0, 0]]}
+    assert measured == [["ch.html"], ["ch.html"]]
+
+
 def test_the_theme_observer_quieted_for_figures_is_in_the_installed_theme():
     from pathlib import Path
 
