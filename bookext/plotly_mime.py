@@ -361,6 +361,7 @@ def cached_margins(
             found[page] = entry["margins"]
         else:
             stale.append(page)
+    LOGGER.info("bookext: figure margins measured on %d of %d pages", len(stale), len(pages))
     if stale:
         found.update(measure_margins(site, stale))
     cache.parent.mkdir(parents=True, exist_ok=True)
