@@ -145,17 +145,14 @@ def glove_weight(x: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> 
 
 
 class CountHistogram(NamedTuple):
-    """Co-occurrence counts binned on a log scale (see :func:`count_histogram`).
+    """Co-occurrence counts binned on a log scale (see :func:`count_histogram`)."""
 
-    Attributes:
-        edges: the ``bins + 1`` bin edges, log-spaced, float64.
-        centres: each bin's geometric centre ``sqrt(edges[k] · edges[k + 1])``, float64.
-        shares: the share of the counts in each bin (they sum to 1 when every count lies between
-            the outer edges), float64.
-    """
-
+    #: The ``bins + 1`` bin edges, log-spaced, float64.
     edges: torch.Tensor
+    #: Each bin's geometric centre ``sqrt(edges[k] · edges[k + 1])``, float64.
     centres: torch.Tensor
+    #: The share of the counts in each bin (they sum to 1 when every count lies between the outer
+    #: edges), float64.
     shares: torch.Tensor
 
 

@@ -1904,16 +1904,13 @@ FINE_TUNED_VARIANTS: tuple[str, ...] = ("rope+pi+ft", "rope+ft")
 
 
 class SeedSpread(NamedTuple):
-    """Summary over seeds of a measurement (see :func:`seed_spread`).
+    """Summary over seeds of a measurement (see :func:`seed_spread`)."""
 
-    Attributes:
-        median: the median over seeds (for an even count, the lower of the middle two), float64.
-        low: the worst (smallest) seed, float64.
-        high: the best (largest) seed, float64.
-    """
-
+    #: The median over seeds (for an even count, the lower of the middle two), float64.
     median: torch.Tensor
+    #: The worst (smallest) seed, float64.
     low: torch.Tensor
+    #: The best (largest) seed, float64.
     high: torch.Tensor
 
 

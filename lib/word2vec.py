@@ -504,8 +504,9 @@ def fit_negative_sampling(
         make_model: ``(vocab, dim, generator) -> model``, a :class:`SkipGramNS` (or subclass)
             whose ``forward(centre, context, negatives)`` returns one loss per example.
         make_examples: ``(ids, sentence_ids, window) -> (centres, contexts)``.
-        dim, window, negatives, epochs, lr, batch_size, min_count, subsample, seed,
-            snapshot_every: as for :func:`train_word2vec`.
+        dim, window, negatives, epochs, lr, batch_size, min_count, subsample, seed: as for
+            :func:`train_word2vec`.
+        snapshot_every: as for :func:`train_word2vec`.
 
     Returns:
         ``(model, vocab, history)``: the trained model, its :class:`lib.vocab.Vocab` and a
