@@ -259,7 +259,7 @@ TIMING_JS = """
 """
 FIRST_SCREEN_DONE = """() => {
   const b = window.__bench;
-  if (!b || document.readyState === "loading" || (b.nFigures && !b.ioReady)) return false;
+  if (!b || b.dcl === null || (b.nFigures && !b.ioReady)) return false;
   if (b.hasMath && document.querySelector('script[src*="mathjax"]') && b.mathDone === null)
     return false;
   const shown = Object.keys(b.inView || {});
