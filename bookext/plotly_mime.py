@@ -10,10 +10,12 @@ that mime type, so without help a figure is blank on the website. This module is
   ``bookplot.js`` only to pages that hold a figure; that script loads plotly.js when it is first
   needed, draws each figure when it nears the viewport and follows the theme's light/dark switch.
 
-The site ships plotly.js's *cartesian* partial bundle (1.5 MB instead of 4.8 MB), vendored in
-``bookext/vendor/plotly.js-cartesian-dist-min/`` from npm with its licence: the same plotly.js version
-as the pinned plotly package's own bundle (checked at build time, with the file's SHA-256). A figure
-with a trace type the bundle lacks is a build warning (an error under ``-W``), naming the page.
+The site ships a plotly.js built with only the trace types the book draws (scatter, bar, heatmap:
+1.0 MB instead of plotly's 4.8 MB bundle), vendored in ``bookext/vendor/plotly.js-book/`` with its
+licence and rebuilt reproducibly by ``scripts/plotly_bundle/`` (plotly.js and esbuild pinned by its
+package-lock.json): the same plotly.js version as the pinned plotly package's own bundle (checked at
+build time, with the file's SHA-256). A figure with a trace type the bundle lacks is a build warning
+(an error under ``-W``), naming the page.
 
 The notebooks keep plotly's own output, which JupyterLab, VS Code and nbval understand.
 """
@@ -36,31 +38,20 @@ LOGGER = logging.getLogger(__name__)
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 MARKER_CLASS = "bookplot-output"
 ASSETS = Path(__file__).parent / "assets"
-# npm `plotly.js-cartesian-dist-min`, unpacked from the registry's tarball (see bookext/vendor/README.md).
-PLOTLY_BUNDLE_DIR = Path(__file__).parent / "vendor" / "plotly.js-cartesian-dist-min"
-PLOTLY_BUNDLE = PLOTLY_BUNDLE_DIR / "plotly-cartesian.min.js"
+# plotly.js with only the book's trace types, built by scripts/plotly_bundle/ (npm ci && npm run
+# build; see its README.md and bookext/vendor/README.md). The vendored file is what ships.
+PLOTLY_BUNDLE_DIR = Path(__file__).parent / "vendor" / "plotly.js-book"
 PLOTLY_BUNDLE_VERSION = "4.1.1"
-PLOTLY_BUNDLE_SHA256 = "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a"
+PLOTLY_BUNDLE = PLOTLY_BUNDLE_DIR / f"plotly-book-{PLOTLY_BUNDLE_VERSION}.min.js"
+PLOTLY_BUNDLE_SHA256 = "8a85de5945f144cca839e6078b9eda95b921910afd17c8ddb7066f5ca3dd5a99"
 # The name the site serves it under: a new version is a new URL, so no reader keeps a stale copy.
-PLOTLY_JS_NAME = f"plotly-cartesian-{PLOTLY_BUNDLE_VERSION}.min.js"
-# The trace modules the bundle registers (its README; the browser test compares them with
-# Plotly.PlotSchema in the page, so this list cannot drift from the file).
-CARTESIAN_TRACES = frozenset(
-    {
-        "bar",
-        "box",
-        "contour",
-        "heatmap",
-        "histogram",
-        "histogram2d",
-        "histogram2dcontour",
-        "image",
-        "pie",
-        "scatter",
-        "scatterternary",
-        "violin",
-    }
-)
+PLOTLY_JS_NAME = PLOTLY_BUNDLE.name
+# The trace modules the bundle registers: scatter (in plotly.js's core) and those that
+# scripts/plotly_bundle/entry.js requires (tests/test_bookext.py checks the two agree; the browser
+# test compares them with Plotly.PlotSchema in the page, so this list cannot drift from the file).
+BUNDLE_TRACES = frozenset({"bar", "heatmap", "scatter"})
+# The former name of BUNDLE_TRACES (when the site shipped plotly's cartesian bundle).
+CARTESIAN_TRACES = BUNDLE_TRACES
 DEFAULT_HEIGHT = 450
 
 
@@ -153,12 +144,13 @@ class PlotlyMimeRenderer:
         missing = unsupported_trace_types(figure)
         if missing:
             LOGGER.warning(
-                "%s, cell %s: plotly trace type(s) %s are not in the site's cartesian plotly.js "
-                "bundle (it draws %s); the figure would stay blank on the website",
+                "%s, cell %s: plotly trace type(s) %s are not in the site's plotly.js bundle "
+                "(it draws %s; add them in scripts/plotly_bundle/entry.js and rebuild); the figure "
+                "would stay blank on the website",
                 docname,
                 data.cell_index,
                 sorted(missing),
-                ", ".join(sorted(CARTESIAN_TRACES)),
+                ", ".join(sorted(BUNDLE_TRACES)),
                 type="bookext",
                 subtype="plotly_trace",
             )
@@ -177,8 +169,8 @@ def trace_types(figure: dict) -> set[str]:
 
 
 def unsupported_trace_types(figure: dict) -> set[str]:
-    """The trace types of ``figure`` that the site's cartesian plotly.js bundle cannot draw."""
-    return trace_types(figure) - CARTESIAN_TRACES
+    """The trace types of ``figure`` that the site's plotly.js bundle cannot draw."""
+    return trace_types(figure) - BUNDLE_TRACES
 
 
 def _plotly_js_source() -> Path:
@@ -193,14 +185,14 @@ def _plotly_js_source() -> Path:
     if digest != PLOTLY_BUNDLE_SHA256:
         raise ValueError(
             f"{PLOTLY_BUNDLE} has SHA-256 {digest}, expected {PLOTLY_BUNDLE_SHA256}: "
-            "re-fetch it as bookext/vendor/README.md says"
+            "rebuild it as scripts/plotly_bundle/README.md says"
         )
     installed = plotly.offline.get_plotlyjs_version()
     if installed != PLOTLY_BUNDLE_VERSION:
         raise ValueError(
-            f"plotly ships plotly.js {installed} but the vendored cartesian bundle is "
-            f"{PLOTLY_BUNDLE_VERSION}: fetch plotly.js-cartesian-dist-min@{installed} "
-            "(bookext/vendor/README.md) and update PLOTLY_BUNDLE_VERSION/SHA256"
+            f"plotly ships plotly.js {installed} but the vendored bundle is "
+            f"{PLOTLY_BUNDLE_VERSION}: rebuild it from plotly.js@{installed} "
+            "(scripts/plotly_bundle/README.md) and update PLOTLY_BUNDLE_VERSION/SHA256"
         )
     return PLOTLY_BUNDLE
 
