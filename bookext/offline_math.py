@@ -210,11 +210,108 @@ _SVG_XMLNS = re.compile(r'<svg (?:([^>]*?) )?xmlns="http://www\.w3\.org/2000/svg
 _MATH_XMLNS = re.compile(r'<math xmlns="http://www\.w3\.org/1998/Math/MathML" ?')
 
 
+# One formula's SVG (it may hold a nested <svg>, e.g. a table's), up to its MathML.
+_FORMULA_SVG = re.compile(r"(<mjx-container[^>]*>)(<svg.*?</svg>)(?=<mjx-assistive-mml)", re.S)
+_SVG_TOKEN = re.compile(r'<(/?)([a-zA-Z][\w:-]*)((?: [^\s=>/]+="[^"]*")*)(/?)>|([^<]+)')
+_ONLY_TRANSFORM = re.compile(r' transform="([^"]*)"')
+# Elements a group's transform can move onto without changing what is drawn.
+_TRANSFORMABLE = {"g", "use", "path", "rect", "line"}
+_Node = list  # [tag, attribute text, children (nodes or text)]
+
+
+def _svg_tree(svg: str) -> _Node:
+    root: _Node = ["", "", []]
+    stack = [root]
+    pos = 0
+    for match in _SVG_TOKEN.finditer(svg):
+        if match.start() != pos:
+            raise ValueError(f"unexpected markup at {pos}")
+        pos = match.end()
+        close, tag, attrs, empty, text = match.groups()
+        if text is not None:
+            stack[-1][2].append(text)
+        elif close:
+            if len(stack) == 1 or stack[-1][0] != tag:
+                raise ValueError(f"unbalanced </{tag}>")
+            stack.pop()
+        else:
+            node: _Node = [tag, attrs, []]
+            stack[-1][2].append(node)
+            if not empty:
+                stack.append(node)
+    if pos != len(svg) or len(stack) != 1:
+        raise ValueError("unbalanced SVG")
+    return root
+
+
+def _styled(node: _Node) -> bool:
+    """Named by MathJax's stylesheet (``g[data-mml-node=...] > ...``, ``svg[data-table] > g``)."""
+    return "data-mml-node=" in node[1] or "data-table=" in node[1]
+
+
+def _flat(node: _Node | str, in_styled: bool) -> list:
+    if isinstance(node, str):
+        return [node]
+    tag, attrs, children = node
+    node[2] = [new for child in children for new in _flat(child, _styled(node))]
+    if tag != "g" or in_styled:
+        return [node]
+    if not attrs:  # a bare group: its children are drawn exactly the same without it
+        return node[2]
+    only = _ONLY_TRANSFORM.fullmatch(attrs)
+    if only and len(node[2]) == 1 and not isinstance(node[2][0], str):
+        child = node[2][0]
+        if child[0] in _TRANSFORMABLE:
+            # g(T) > child(U) draws as child(T U): SVG composes a transform list left to right.
+            own = _ONLY_TRANSFORM.search(child[1])
+            if own:
+                start, end = own.span()
+                child[1] = (
+                    f'{child[1][:start]} transform="{only.group(1)} {own.group(1)}"{child[1][end:]}'
+                )
+            else:
+                child[1] += f' transform="{only.group(1)}"'
+            return [child]
+    return [node]
+
+
+def _svg_markup(node: _Node | str, out: list[str]) -> None:
+    if isinstance(node, str):
+        out.append(node)
+        return
+    out.append(f"<{node[0]}{node[1]}>")
+    for child in node[2]:
+        _svg_markup(child, out)
+    out.append(f"</{node[0]}>")
+
+
+def flatten_svg(svg: str) -> str:
+    """A formula's SVG with the groups that draw nothing of their own taken out.
+
+    MathJax wraps every MathML node in a ``<g>``; once its ``data-mml-node`` name is gone (only
+    MathJax's scripts read it) a ``<g>`` without attributes changes nothing, and a ``<g>`` with only
+    a ``transform`` around one element can hand that transform to it. About half the elements of a
+    page's formulas go, which the browser no longer parses, styles or lays out. Groups that
+    MathJax's stylesheet names (``merror``, ``mtable``, tables) and their children stay as they are.
+    Markup this does not recognise is returned unchanged.
+    """
+    try:
+        root = _svg_tree(svg)
+    except ValueError:
+        return svg
+    out: list[str] = []
+    for child in root[2]:
+        for node in _flat(child, False):
+            _svg_markup(node, out)
+    return "".join(out)
+
+
 def share_glyphs(body: str) -> str:
     """Draw each distinct glyph outline once per page, as MathJax's own "global" font cache does.
 
     Every ``<path data-c=... d=...>`` glyph in the page's formulas becomes a ``<use href=...>`` of a
-    path defined once in a hidden ``<svg>`` at the top of the page.
+    path defined once in a hidden ``<svg>`` at the top of the page, and each formula's groups that
+    draw nothing of their own are taken out (:func:`flatten_svg`).
     """
     ids: dict[str, str] = {}
 
@@ -235,6 +332,7 @@ def share_glyphs(body: str) -> str:
     body = _TEXCLASS.sub("", body)
     body = _SVG_XMLNS.sub(lambda m: f"<svg {m.group(1)} " if m.group(1) else "<svg ", body)
     body = _MATH_XMLNS.sub("<math ", body)
+    body = _FORMULA_SVG.sub(lambda m: m.group(1) + flatten_svg(m.group(2)), body)
     defs = "".join(f'<path id="{ref}" d="{d}"></path>' for d, ref in ids.items())
     cache = (
         '<svg style="display: none;" id="MJX-SVG-global-cache" aria-hidden="true">'

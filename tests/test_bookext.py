@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from types import SimpleNamespace
 
 from docutils import nodes
@@ -80,35 +79,16 @@ def test_vendored_plotly_bundle_is_intact_and_matches_the_pinned_plotly():
     data = plotly_mime.PLOTLY_BUNDLE.read_bytes()
     assert hashlib.sha256(data).hexdigest() == plotly_mime.PLOTLY_BUNDLE_SHA256
     assert plotly_mime.PLOTLY_BUNDLE_VERSION == plotly.offline.get_plotlyjs_version()
-    # The file names its version and trace types in its banner, and ships with its MIT licence.
-    banner = re.search(r"plotly\.js \(book: ([a-z0-9, ]+) - minified\) v(\S+)", data[:300].decode())
-    assert banner is not None
-    assert set(banner[1].split(", ")) == plotly_mime.BUNDLE_TRACES
-    assert banner[2] == plotly_mime.PLOTLY_BUNDLE_VERSION
-    assert plotly_mime.PLOTLY_JS_NAME == f"plotly-book-{plotly_mime.PLOTLY_BUNDLE_VERSION}.min.js"
+    # The file names its own version in its banner, and ships with its MIT licence.
+    assert (
+        f"plotly.js (cartesian - minified) v{plotly_mime.PLOTLY_BUNDLE_VERSION}"
+        in data[:200].decode()
+    )
+    package = json.loads((plotly_mime.PLOTLY_BUNDLE_DIR / "package.json").read_text())
+    assert package["name"] == "plotly.js-cartesian-dist-min"
+    assert package["version"] == plotly_mime.PLOTLY_BUNDLE_VERSION
     assert "MIT License" in (plotly_mime.PLOTLY_BUNDLE_DIR / "LICENSE").read_text()
     assert plotly_mime._plotly_js_source() == plotly_mime.PLOTLY_BUNDLE
-
-
-def test_bundle_build_is_pinned_and_registers_exactly_the_bundle_traces():
-    """scripts/plotly_bundle pins plotly.js (= the pinned plotly's) and esbuild exactly, and its
-    entry registers the trace types BUNDLE_TRACES names (scatter comes with plotly.js's core)."""
-    from pathlib import Path
-
-    from bookext import plotly_mime
-
-    build = Path(__file__).resolve().parents[1] / "scripts" / "plotly_bundle"
-    wanted = json.loads((build / "package.json").read_text())["devDependencies"]
-    assert wanted == {"esbuild": wanted["esbuild"], "plotly.js": plotly_mime.PLOTLY_BUNDLE_VERSION}
-    assert re.fullmatch(r"\d+\.\d+\.\d+", wanted["esbuild"]), "esbuild must be pinned exactly"
-    locked = json.loads((build / "package-lock.json").read_text())["packages"]
-    assert locked[""]["devDependencies"] == wanted
-    assert locked["node_modules/plotly.js"]["version"] == plotly_mime.PLOTLY_BUNDLE_VERSION
-    assert locked["node_modules/esbuild"]["version"] == wanted["esbuild"]
-    assert all(entry.get("integrity") for name, entry in locked.items() if name)
-    entry = (build / "entry.js").read_text()
-    required = set(re.findall(r"require\('plotly\.js/lib/([a-z0-9]+)'\)", entry))
-    assert required == {"core"} | (plotly_mime.BUNDLE_TRACES - {"scatter"})
 
 
 def test_a_tampered_or_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
@@ -116,7 +96,7 @@ def test_a_tampered_or_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
 
     from bookext import plotly_mime
 
-    fake = tmp_path / "plotly-book.min.js"
+    fake = tmp_path / "plotly-cartesian.min.js"
     fake.write_text("/* not plotly */")
     monkeypatch.setattr(plotly_mime, "PLOTLY_BUNDLE", fake)
     with pytest.raises(ValueError, match="SHA-256"):
@@ -148,7 +128,7 @@ def test_every_chapter_figure_uses_only_trace_types_the_site_bundle_draws():
     assert len(figures) >= 12, "expected the chapters' committed plotly outputs"
     bad = [(nb, i, sorted(unsupported_trace_types(f))) for nb, i, f in figures]
     bad = [b for b in bad if b[2]]
-    assert not bad, f"trace types the site's plotly.js bundle lacks: {bad}"
+    assert not bad, f"trace types the cartesian plotly.js bundle lacks: {bad}"
 
 
 def test_trace_types_include_frames_and_default_to_scatter():
@@ -206,6 +186,36 @@ def test_glyph_outlines_are_shared_once_per_page():
     assert len(uses) == 6 and set(uses) == set(defs)
     assert "<path data-c=" not in page
     assert share_glyphs("<p>no math</p>") == "<p>no math</p>"
+
+
+def test_formula_groups_that_draw_nothing_are_taken_out():
+    import re
+
+    from bookext.offline_math import RENDER, flatten_svg, share_glyphs
+
+    page = share_glyphs(RENDER.render(r"q \cdot k", display=False))
+    svg = re.search(r"<mjx-container[^>]*>(<svg.*?</svg>)", page).group(1)
+    # One group left (the one that flips y and sets the colour), the glyphs right inside it,
+    # each carrying the offset its group had; the MathML for screen readers is untouched.
+    assert svg.count("<g") == 1 and 'transform="scale(1,-1)"' in svg
+    assert re.findall(r"<use [^>]*>", svg)[1:] == [
+        '<use href="#mjx-g1" transform="translate(682.2,0)">',
+        '<use href="#mjx-g2" transform="translate(1182.4,0)">',
+    ]
+    assert "<math ><mi>q</mi><mo>⋅</mo><mi>k</mi></math>" in page
+    # A group's transform goes in front of its child's own; groups MathJax's stylesheet names
+    # (and what is inside them) stay; markup it cannot read is left alone.
+    nested = (
+        '<svg><g transform="translate(1,0)"><use href="#a" transform="scale(2)"></use></g></svg>'
+    )
+    assert flatten_svg(nested) == (
+        '<svg><use href="#a" transform="translate(1,0) scale(2)"></use></svg>'
+    )
+    table = '<svg><g data-mml-node="mtable"><g><line data-line="v"></line></g></g></svg>'
+    assert flatten_svg(table) == table
+    two = '<svg><g transform="translate(1,0)"><use href="#a"></use><use href="#b"></use></g></svg>'
+    assert flatten_svg(two) == two
+    assert flatten_svg("<svg><g><path d></path></g></svg>") == "<svg><g><path d></path></g></svg>"
 
 
 # --------------------------------------------------------------------------- theme fixes
