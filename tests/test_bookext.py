@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 from docutils import nodes
@@ -79,16 +80,35 @@ def test_vendored_plotly_bundle_is_intact_and_matches_the_pinned_plotly():
     data = plotly_mime.PLOTLY_BUNDLE.read_bytes()
     assert hashlib.sha256(data).hexdigest() == plotly_mime.PLOTLY_BUNDLE_SHA256
     assert plotly_mime.PLOTLY_BUNDLE_VERSION == plotly.offline.get_plotlyjs_version()
-    # The file names its own version in its banner, and ships with its MIT licence.
-    assert (
-        f"plotly.js (cartesian - minified) v{plotly_mime.PLOTLY_BUNDLE_VERSION}"
-        in data[:200].decode()
-    )
-    package = json.loads((plotly_mime.PLOTLY_BUNDLE_DIR / "package.json").read_text())
-    assert package["name"] == "plotly.js-cartesian-dist-min"
-    assert package["version"] == plotly_mime.PLOTLY_BUNDLE_VERSION
+    # The file names its version and trace types in its banner, and ships with its MIT licence.
+    banner = re.search(r"plotly\.js \(book: ([a-z0-9, ]+) - minified\) v(\S+)", data[:300].decode())
+    assert banner is not None
+    assert set(banner[1].split(", ")) == plotly_mime.BUNDLE_TRACES
+    assert banner[2] == plotly_mime.PLOTLY_BUNDLE_VERSION
+    assert plotly_mime.PLOTLY_JS_NAME == f"plotly-book-{plotly_mime.PLOTLY_BUNDLE_VERSION}.min.js"
     assert "MIT License" in (plotly_mime.PLOTLY_BUNDLE_DIR / "LICENSE").read_text()
     assert plotly_mime._plotly_js_source() == plotly_mime.PLOTLY_BUNDLE
+
+
+def test_bundle_build_is_pinned_and_registers_exactly_the_bundle_traces():
+    """scripts/plotly_bundle pins plotly.js (= the pinned plotly's) and esbuild exactly, and its
+    entry registers the trace types BUNDLE_TRACES names (scatter comes with plotly.js's core)."""
+    from pathlib import Path
+
+    from bookext import plotly_mime
+
+    build = Path(__file__).resolve().parents[1] / "scripts" / "plotly_bundle"
+    wanted = json.loads((build / "package.json").read_text())["devDependencies"]
+    assert wanted == {"esbuild": wanted["esbuild"], "plotly.js": plotly_mime.PLOTLY_BUNDLE_VERSION}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", wanted["esbuild"]), "esbuild must be pinned exactly"
+    locked = json.loads((build / "package-lock.json").read_text())["packages"]
+    assert locked[""]["devDependencies"] == wanted
+    assert locked["node_modules/plotly.js"]["version"] == plotly_mime.PLOTLY_BUNDLE_VERSION
+    assert locked["node_modules/esbuild"]["version"] == wanted["esbuild"]
+    assert all(entry.get("integrity") for name, entry in locked.items() if name)
+    entry = (build / "entry.js").read_text()
+    required = set(re.findall(r"require\('plotly\.js/lib/([a-z0-9]+)'\)", entry))
+    assert required == {"core"} | (plotly_mime.BUNDLE_TRACES - {"scatter"})
 
 
 def test_a_tampered_or_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
@@ -96,7 +116,7 @@ def test_a_tampered_or_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
 
     from bookext import plotly_mime
 
-    fake = tmp_path / "plotly-cartesian.min.js"
+    fake = tmp_path / "plotly-book.min.js"
     fake.write_text("/* not plotly */")
     monkeypatch.setattr(plotly_mime, "PLOTLY_BUNDLE", fake)
     with pytest.raises(ValueError, match="SHA-256"):
@@ -128,7 +148,7 @@ def test_every_chapter_figure_uses_only_trace_types_the_site_bundle_draws():
     assert len(figures) >= 12, "expected the chapters' committed plotly outputs"
     bad = [(nb, i, sorted(unsupported_trace_types(f))) for nb, i, f in figures]
     bad = [b for b in bad if b[2]]
-    assert not bad, f"trace types the cartesian plotly.js bundle lacks: {bad}"
+    assert not bad, f"trace types the site's plotly.js bundle lacks: {bad}"
 
 
 def test_trace_types_include_frames_and_default_to_scatter():
