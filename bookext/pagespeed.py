@@ -22,9 +22,10 @@ trace of a cold visit, a chapter page spent its first second on three things bes
   script in ``<head>`` resolves it exactly as the theme does before the body is parsed, so the
   theme's later assignment changes nothing.
 
-- **a full-page layout after every figure drawn**: the theme's script watches the article's DOM
-  and, after each change, measures every code block (:data:`THEME_OBSERVER`); the built copy of
-  that script ignores the changes plotly makes inside a figure.
+- **a full-page layout for the theme's tab stops**: the theme's script measures every code block
+  and cell output at ``load`` and after each change to the article's DOM, laying out every
+  skipped section; the built copy of that script measures only what is rendered, again as more
+  renders, and ignores the changes plotly makes inside a figure (:data:`THEME_PATCHES`).
 
 plotly.js is no longer a ``<script>`` of the page at all: ``bookplot.js`` loads it once the page is
 parsed (see :mod:`bookext.plotly_mime`). And ``reading.css`` lets the browser skip styling and
@@ -210,28 +211,82 @@ def trim_theme_css(site: Path) -> None:
             path.write_text(trim_css(path.read_text(encoding="utf-8"), names), encoding="utf-8")
 
 
-# pydata-sphinx-theme 0.17 (addTabStopsToScrollableElements): after every change to the DOM of
-# #main-content (debounced 300 ms) it reads scrollWidth/scrollHeight of every <pre> and cell
-# output, to make the scrollable ones keyboard-focusable. Each read forces a layout, and with
-# reading.css's skipped sections a layout of the whole page: drawing a plotly figure changes that
-# DOM, so scrolling through a chapter paid for one full-page layout per burst of figures drawn.
-# The built copy's observer ignores changes inside a figure (plotly's SVG, the keyboard slider),
-# which add no <pre> and no cell output; any other change is handled as before.
+# pydata-sphinx-theme 0.17 (addTabStopsToScrollableElements): on window ``load``, after every
+# resize and after every change to the DOM of #main-content (debounced 300 ms) it reads
+# scrollWidth/scrollHeight of every <pre> and cell output, to make the scrollable ones
+# keyboard-focusable (tabindex 0). Each read forces a layout, and in a section reading.css lets the
+# browser skip (content-visibility: auto) a layout of that section: on a chapter the pass at
+# ``load`` laid out the whole page, 0.25-0.5 s of the main thread while the reader scrolls, and
+# drawing a plotly figure changes that DOM. The built copy of the script is patched in two places,
+# each matched exactly (a theme that no longer has the code logs a warning; -W fails the build):
+#
+# - THEME_TABSTOPS: the pass measures only what is rendered (Element.checkVisibility with
+#   contentVisibilityAuto: an element in a skipped section keeps its tabindex) and runs again,
+#   debounced as before, when the page scrolls or a section's skipped state changes
+#   (contentvisibilityautostatechange, captured on the document; bookplot.js can also show a
+#   section by class, which fires no such event but follows a scroll), so a block gets its tab stop
+#   once it renders. At the reader's first Tab key press the pass measures every block once, skipped
+#   or not, before the focus moves: a keyboard user reaches every scrollable block, as before.
+#   A browser without contentvisibilityautostatechange measures everything, as before.
+# - THEME_OBSERVER: the observer ignores changes inside a figure (plotly's SVG, the keyboard
+#   slider), which add no <pre> and no cell output, and changes to nodes no longer in the page
+#   (plotly rebuilds detached <g> nodes); any other change is handled as before.
 THEME_JS = "scripts/pydata-sphinx-theme.js"
+_TABSTOP_SELECTOR = (
+    'document.querySelectorAll(["pre",".nboutput > .output_area",".cell_output > .output",'
+    '".jp-RenderedHTMLCommon",".pst-scrollable-table-container"].join(", "))'
+)
+_TABSTOP_SET = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeight?0:-1"
+THEME_TABSTOPS = (
+    "const e=()=>{" + _TABSTOP_SELECTOR + ".forEach(e=>{" + _TABSTOP_SET + "})},t=_(e,300);"
+    'window.addEventListener("resize",t),'
+)
+LAZY_TABSTOPS = (
+    "const e=a=>{" + _TABSTOP_SELECTOR + ".forEach(e=>{"
+    "if(a!==!0&&window.ContentVisibilityAutoStateChangeEvent&&"
+    "!e.checkVisibility({contentVisibilityAuto:!0}))return;" + _TABSTOP_SET + "})},t=_(e,300);"
+    'window.addEventListener("resize",t),window.addEventListener("scroll",t,{passive:!0}),'
+    'document.addEventListener("contentvisibilityautostatechange",function(v){v.skipped||t()},!0),'
+    'document.addEventListener("keydown",function k(v){"Tab"===v.key&&'
+    '(document.removeEventListener("keydown",k,!0),e(!0))},!0),'
+)
 THEME_OBSERVER = (
     'new MutationObserver(t).observe(document.getElementById("main-content"),'
     "{subtree:!0,childList:!0})"
 )
 QUIET_OBSERVER = (
-    "new MutationObserver(function(r){r.some(function(m){return!(m.target.closest&&"
-    'm.target.closest("figure.bookplot"))})&&t()}).observe(document.getElementById("main-content"),'
-    "{subtree:!0,childList:!0})"
+    "new MutationObserver(function(r){r.some(function(m){return m.target.isConnected&&!("
+    'm.target.closest&&m.target.closest("figure.bookplot"))})&&t()}).observe('
+    'document.getElementById("main-content"),{subtree:!0,childList:!0})'
 )
+# (the theme's code, what the built copy has instead)
+THEME_PATCHES = {
+    "THEME_TABSTOPS": (THEME_TABSTOPS, LAZY_TABSTOPS),
+    "THEME_OBSERVER": (THEME_OBSERVER, QUIET_OBSERVER),
+}
 
 
-def quiet_theme_observer(js: str) -> str:
-    """The theme's script with its tab-stop observer blind to changes inside plotly figures."""
-    return js.replace(THEME_OBSERVER, QUIET_OBSERVER)
+def patch_theme_js(js: str) -> tuple[str, list[str]]:
+    """The theme's script with its tab-stop pass patched (see THEME_PATCHES), and what was not found.
+
+    Idempotent: code already patched is left as it is. A patch whose code is not found exactly once
+    (neither the theme's nor the patched form) is not applied; its name is returned.
+
+    Args:
+        js: the text of the theme's ``pydata-sphinx-theme.js``.
+
+    Returns:
+        The patched text, and the names (keys of THEME_PATCHES) of the patches it lacks.
+    """
+    missing = []
+    for name, (theirs, ours) in THEME_PATCHES.items():
+        if js.count(ours) == 1 and theirs not in js:
+            continue
+        if js.count(theirs) == 1 and ours not in js:
+            js = js.replace(theirs, ours)
+        else:
+            missing.append(name)
+    return js, missing
 
 
 def _on_builder_inited(app: Any) -> None:
@@ -246,16 +301,19 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
         trim_theme_css(Path(app.outdir))
         theme_js = Path(app.outdir) / "_static" / THEME_JS
         if theme_js.is_file():
-            js = theme_js.read_text(encoding="utf-8")
-            if THEME_OBSERVER not in js and QUIET_OBSERVER not in js:
+            js, missing = patch_theme_js(theme_js.read_text(encoding="utf-8"))
+            if missing:
                 LOGGER.warning(
-                    "bookext.pagespeed: %s no longer has the observer it quiets "
-                    "(pydata-sphinx-theme changed); figures draw slower until it is updated",
+                    "bookext.pagespeed: %s no longer has the code of %s exactly once "
+                    "(pydata-sphinx-theme changed), left unpatched: its tab-stop pass lays out "
+                    "the whole page and chapters scroll slower until bookext/pagespeed.py matches "
+                    "the new code",
                     THEME_JS,
+                    " and ".join(missing),
                     type="bookext",
                     subtype="pagespeed",
                 )
-            theme_js.write_text(quiet_theme_observer(js), encoding="utf-8")
+            theme_js.write_text(js, encoding="utf-8")
 
 
 def setup(app: Any) -> dict:

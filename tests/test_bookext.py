@@ -486,17 +486,86 @@ def test_cached_margins_measures_only_pages_whose_key_changed(tmp_path, monkeypa
     assert measured == [["ch.html"], ["ch.html"]]
 
 
-def test_the_theme_observer_quieted_for_figures_is_in_the_installed_theme():
+def _installed_theme_js() -> str:
     from pathlib import Path
 
     import pydata_sphinx_theme
 
-    from bookext.pagespeed import QUIET_OBSERVER, THEME_JS, THEME_OBSERVER, quiet_theme_observer
+    from bookext.pagespeed import THEME_JS
 
     theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
-    js = (theme / THEME_JS).read_text(encoding="utf-8")
-    assert js.count(THEME_OBSERVER) == 1
-    quiet = quiet_theme_observer(js)
-    assert THEME_OBSERVER not in quiet and quiet.count(QUIET_OBSERVER) == 1
-    assert quiet_theme_observer(quiet) == quiet  # a rebuild leaves it as it is
-    assert len(quiet) - len(js) == len(QUIET_OBSERVER) - len(THEME_OBSERVER)
+    return (theme / THEME_JS).read_text(encoding="utf-8")
+
+
+def test_the_theme_tab_stop_code_patched_is_in_the_installed_theme():
+    from bookext.pagespeed import THEME_PATCHES, patch_theme_js
+
+    js = _installed_theme_js()
+    for theirs, ours in THEME_PATCHES.values():
+        assert js.count(theirs) == 1 and ours not in js
+    patched, missing = patch_theme_js(js)
+    assert missing == []
+    for theirs, ours in THEME_PATCHES.values():
+        assert theirs not in patched and patched.count(ours) == 1
+    assert patch_theme_js(patched) == (patched, [])  # a rebuild leaves it as it is
+    grown = sum(len(ours) - len(theirs) for theirs, ours in THEME_PATCHES.values())
+    assert len(patched) - len(js) == grown  # nothing else changed
+
+
+def test_the_patched_tab_stop_pass_skips_unrendered_blocks_and_catches_up():
+    from bookext.pagespeed import LAZY_TABSTOPS, QUIET_OBSERVER
+
+    # Skips what is not rendered, only where the browser tells when it renders.
+    assert (
+        "if(a!==!0&&window.ContentVisibilityAutoStateChangeEvent&&"
+        "!e.checkVisibility({contentVisibilityAuto:!0}))return;" in LAZY_TABSTOPS
+    )
+    # Measures again (debounced) when something may have rendered; all at the first Tab.
+    assert 'document.addEventListener("contentvisibilityautostatechange",' in LAZY_TABSTOPS
+    assert 'window.addEventListener("scroll",t,{passive:!0})' in LAZY_TABSTOPS
+    assert '"Tab"===v.key&&(document.removeEventListener("keydown",k,!0),e(!0))' in LAZY_TABSTOPS
+    assert "m.target.isConnected&&" in QUIET_OBSERVER
+
+
+def test_a_changed_theme_is_left_unpatched_and_named():
+    from bookext.pagespeed import (
+        LAZY_TABSTOPS,
+        QUIET_OBSERVER,
+        THEME_OBSERVER,
+        THEME_TABSTOPS,
+        patch_theme_js,
+    )
+
+    js = _installed_theme_js()
+    changed = js.replace(THEME_TABSTOPS, THEME_TABSTOPS.replace("300", "250"))
+    patched, missing = patch_theme_js(changed)
+    assert missing == ["THEME_TABSTOPS"] and LAZY_TABSTOPS not in patched
+    assert patched == changed.replace(THEME_OBSERVER, QUIET_OBSERVER)  # the other still applies
+    twice = js.replace(THEME_OBSERVER, THEME_OBSERVER + "," + THEME_OBSERVER)
+    assert patch_theme_js(twice)[1] == ["THEME_OBSERVER"]  # not exactly once: not guessed
+
+
+def test_the_build_warns_when_the_theme_code_is_gone(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from bookext import pagespeed
+
+    static = tmp_path / "_static" / pagespeed.THEME_JS
+    static.parent.mkdir(parents=True)
+    static.write_text("function I(){}", encoding="utf-8")
+    warnings = []
+    monkeypatch.setattr(pagespeed.LOGGER, "warning", lambda *a, **k: warnings.append(a))
+    app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path))
+    pagespeed._on_build_finished(app, None)
+    assert len(warnings) == 1 and "THEME_TABSTOPS and THEME_OBSERVER" in warnings[0]
+    assert static.read_text(encoding="utf-8") == "function I(){}"
+    static.write_text(_installed_theme_js(), encoding="utf-8")
+    pagespeed._on_build_finished(app, None)
+    assert len(warnings) == 1
+    assert patch_is_applied(static.read_text(encoding="utf-8"))
+
+
+def patch_is_applied(js: str) -> bool:
+    from bookext.pagespeed import THEME_PATCHES
+
+    return all(js.count(ours) == 1 for _, ours in THEME_PATCHES.values())
