@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 from types import SimpleNamespace
@@ -34,6 +35,38 @@ def test_figure_html_cannot_be_closed_early_by_data():
     assert html.count("</script>") == 1
     payload = html.split('data-target="fig-2">')[1].split("</script>")[0]
     assert json.loads(payload)["data"][0]["text"] == ["</script><script>alert(1)</script>"]
+
+
+def test_figure_html_summarises_its_sliders_and_buttons_for_the_keyboard_controls():
+    fig = _figure()
+    step = {"method": "restyle", "args": [{"visible": [True]}]}
+    fig["layout"]["sliders"] = [
+        {
+            "active": 2,
+            "currentvalue": {"prefix": 'base "b" = '},
+            "steps": [{**step, "label": "1"}, {**step, "label": "<b>2</b>"}, step],
+        }
+    ]
+    fig["layout"]["updatemenus"] = [
+        {"type": "dropdown", "buttons": [{"label": "menu", "method": "relayout"}]},
+        {"type": "buttons", "buttons": [{"label": "\u25b6", "method": "animate", "args": [None]}]},
+    ]
+    html = figure_html(fig, "fig-k")
+    attr = re.search(r'<div class="bookplot-graph"[^>]* data-keys="([^"]*)"', html)
+    assert attr is not None, html
+    keys = json.loads(html_module.unescape(attr.group(1)))
+    # Labels, active step and prefix only: the steps' methods and args stay in the figure's JSON.
+    assert keys == {
+        "sliders": [{"labels": ["1", "<b>2</b>", None], "active": 2, "prefix": 'base "b" = '}],
+        "menus": [{"index": 1, "labels": ["\u25b6"]}],
+    }
+    assert "restyle" not in attr.group(1) and "animate" not in attr.group(1)
+
+
+def test_figure_without_sliders_or_buttons_has_no_keyboard_summary():
+    fig = _figure()
+    fig["layout"]["updatemenus"] = [{"type": "dropdown", "buttons": [{"label": "x"}]}]
+    assert "data-keys" not in figure_html(fig, "fig-n")
 
 
 def test_figure_without_caption_gets_a_generic_alt_text():

@@ -9,6 +9,11 @@
 // sets the slider's `active` index so plotly's own slider shows the same step. Moves of plotly's
 // slider (mouse, play button) update the control in turn. Buttons of layout.updatemenus (play,
 // pause) become real <button>s.
+//
+// The controls are made when the page is parsed, from the figure's small data-keys summary (step
+// and button labels, written by bookext/plotly_mime.py), not from its whole JSON, so no figure's
+// data is parsed before the page is ready; a step's or button's method and args are read from the
+// drawn figure (div.layout) when it runs.
 (function () {
   "use strict";
 
@@ -61,9 +66,20 @@
     div.scrollIntoView({ block: "nearest" });
   }
 
+  // Slider s's steps, or menu m's buttons, as the drawn figure has them (methods and args).
+  function liveSteps(div, s) {
+    var sliders = (div.layout && div.layout.sliders) || [];
+    return (sliders[s] && sliders[s].steps) || [];
+  }
+  function liveButton(div, m, b) {
+    var menus = (div.layout && div.layout.updatemenus) || [];
+    return ((menus[m] && menus[m].buttons) || [])[b] || {};
+  }
+
   function makeSlider(div, figureLabel, slider, s, nSliders) {
-    var steps = slider.steps || [];
-    var prefix = clean((slider.currentvalue || {}).prefix);
+    var labels = slider.labels || [];
+    var nSteps = labels.length;
+    var prefix = clean(slider.prefix);
     var name = prefix.replace(/[\s=:]+$/, "") || "step";
     var control = document.createElement("div");
     control.className = "bookplot-keyslider";
@@ -72,7 +88,7 @@
     control.setAttribute("role", "slider");
     control.setAttribute("aria-controls", div.id);
     control.setAttribute("aria-valuemin", "0");
-    control.setAttribute("aria-valuemax", String(steps.length - 1));
+    control.setAttribute("aria-valuemax", String(nSteps - 1));
     control.setAttribute("aria-orientation", "horizontal");
     control.setAttribute(
       "aria-label",
@@ -96,33 +112,33 @@
     control.appendChild(track);
     control.appendChild(hint);
 
-    var current = Math.min(Math.max(slider.active || 0, 0), steps.length - 1);
+    var current = Math.min(Math.max(slider.active || 0, 0), nSteps - 1);
     var queue = Promise.resolve();
 
     function show(k) {
       current = k;
-      var label = clean(steps[k] && steps[k].label !== undefined ? steps[k].label : k);
+      var label = clean(labels[k] !== undefined && labels[k] !== null ? labels[k] : k);
       control.setAttribute("aria-valuenow", String(k));
       control.setAttribute("aria-valuetext", prefix ? prefix + " " + label : label);
       text.textContent = (prefix ? prefix + " " : "") + label;
-      var frac = steps.length > 1 ? k / (steps.length - 1) : 0;
+      var frac = nSteps > 1 ? k / (nSteps - 1) : 0;
       thumb.style.left = (frac * 100).toFixed(2) + "%";
     }
 
     function go(k) {
-      k = Math.min(Math.max(k, 0), steps.length - 1);
+      k = Math.min(Math.max(k, 0), nSteps - 1);
       if (k === current && div.dataset.drawn) return;
       show(k);
-      var step = steps[k] || {};
       whenDrawn(div, function () {
         queue = queue.then(function () {
+          var step = liveSteps(div, s)[k] || {};
           return run(div, step.method, step.args, s, k);
         });
       });
     }
 
     control.addEventListener("keydown", function (event) {
-      var big = Math.max(1, Math.round(steps.length / 10));
+      var big = Math.max(1, Math.round(nSteps / 10));
       var target = {
         ArrowRight: current + 1,
         ArrowUp: current + 1,
@@ -131,7 +147,7 @@
         PageUp: current + big,
         PageDown: current - big,
         Home: 0,
-        End: steps.length - 1,
+        End: nSteps - 1,
       }[event.key];
       if (target === undefined) return;
       event.preventDefault();
@@ -140,7 +156,7 @@
     // A click on the track also moves it (for pointer users of this control).
     track.addEventListener("click", function (event) {
       var box = track.getBoundingClientRect();
-      go(Math.round(((event.clientX - box.left) / box.width) * (steps.length - 1)));
+      go(Math.round(((event.clientX - box.left) / box.width) * (nSteps - 1)));
     });
 
     // Follow plotly's own slider (mouse drags, the play button's animation).
@@ -156,6 +172,7 @@
       });
       div.on("plotly_animatingframe", function (event) {
         var name = event && event.name;
+        var steps = liveSteps(div, s);
         for (var k = 0; k < steps.length; k++) {
           var args = steps[k].args || [];
           if (steps[k].method === "animate" && args[0] && String(args[0][0]) === String(name)) {
@@ -173,45 +190,43 @@
     return control;
   }
 
-  function makeButtons(div, menu, m) {
+  function makeButtons(div, menu) {
     var group = document.createElement("div");
     group.className = "bookplot-keybuttons";
     group.setAttribute("role", "group");
     group.setAttribute("aria-label", "Animation controls");
-    (menu.buttons || []).forEach(function (button, b) {
+    (menu.labels || []).forEach(function (buttonLabel, b) {
       var el = document.createElement("button");
       el.type = "button";
       el.className = "bookplot-keybutton";
-      var label = clean(button.label);
+      var label = clean(buttonLabel);
       el.textContent = SYMBOLS[label] || label || "Button " + (b + 1);
       el.addEventListener("click", function () {
         whenDrawn(div, function () {
+          var button = liveButton(div, menu.index, b);
           run(div, button.method, button.args, null, null);
         });
       });
       group.appendChild(el);
     });
-    group.dataset.menu = String(m);
+    group.dataset.menu = String(menu.index);
     return group;
   }
 
   function setup(div) {
     if (div.dataset.keyboard) return;
-    var script = document.querySelector('script.bookplot-data[data-target="' + div.id + '"]');
-    if (!script) return;
-    var layout = JSON.parse(script.textContent).layout || {};
-    var sliders = layout.sliders || [];
-    var menus = (layout.updatemenus || []).filter(function (menu) {
-      return (menu.buttons || []).length && menu.type === "buttons";
-    });
+    if (!div.dataset.keys) return;
+    var keys = JSON.parse(div.dataset.keys);
+    var sliders = keys.sliders || [];
+    var menus = keys.menus || [];
     if (!sliders.length && !menus.length) return;
     div.dataset.keyboard = "1";
     var bar = document.createElement("div");
     bar.className = "bookplot-keys";
     var label = div.getAttribute("aria-label") || "figure";
     if (label.length > 80) label = label.slice(0, 77) + "\u2026";
-    menus.forEach(function (menu, m) {
-      bar.appendChild(makeButtons(div, menu, m));
+    menus.forEach(function (menu) {
+      bar.appendChild(makeButtons(div, menu));
     });
     sliders.forEach(function (slider, s) {
       bar.appendChild(makeSlider(div, label, slider, s, sliders.length));

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bookext.plotly_mime import CARTESIAN_TRACES, PLOTLY_JS_NAME, PLOTLY_MIME
+from bookext.plotly_mime import BUNDLE_TRACES, PLOTLY_JS_NAME, PLOTLY_MIME
 from bookext.sitebudget import BYTE_BUDGETS, transfer_sizes
 
 from .conftest import ROOT, SITE, site_pages
@@ -363,7 +363,7 @@ def test_plotly_bundle_draws_exactly_the_trace_types_the_build_allows(recorder_f
     rec.page.goto(f"{site_url}/intro.html", wait_until="load")
     rec.page.add_script_tag(url=f"{site_url}/_static/{PLOTLY_JS_NAME}")
     traces = rec.page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)")
-    assert set(traces) == CARTESIAN_TRACES
+    assert set(traces) == BUNDLE_TRACES
 
 
 CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
