@@ -294,6 +294,12 @@ def flatten_svg(svg: str) -> str:
     page's formulas go, which the browser no longer parses, styles or lays out. Groups that
     MathJax's stylesheet names (``merror``, ``mtable``, tables) and their children stay as they are.
     Markup this does not recognise is returned unchanged.
+
+    Args:
+        svg: one formula's ``<svg>...</svg>`` markup as MathJax wrote it (no XML declaration).
+
+    Returns:
+        The same drawing with fewer elements, or ``svg`` itself if it could not be parsed.
     """
     try:
         root = _svg_tree(svg)

@@ -87,6 +87,13 @@ def keyboard_summary(layout: dict) -> dict | None:
     buttons' methods and args are not copied: the script reads them from the drawn figure
     (``div.layout``), so the page carries them once and no figure's whole JSON is parsed before
     the page is ready (on chapter 8 that parse was ~45 ms before DOMContentLoaded).
+
+    Args:
+        layout: a plotly figure's layout (a dict, as in the notebook's JSON).
+
+    Returns:
+        ``{"sliders": [{"labels", "active", "prefix"}, ...], "menus": [{"index", "labels"}, ...]}``,
+        or None when the figure has no slider and no "buttons" updatemenu.
     """
     sliders = [
         {
