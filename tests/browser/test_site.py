@@ -213,6 +213,50 @@ def test_every_figure_is_drawn_after_jump_scrolling(page, recorder_factory, site
     assert not ours(rec.console_errors), f"{page} console errors: {ours(rec.console_errors)}"
 
 
+# The figures' own IntersectionObserver never reports them (as when it misses one): only
+# bookplot.js's fallback check can draw them.
+BLIND_FIGURE_OBSERVER = """(() => {
+  const Real = window.IntersectionObserver;
+  window.IntersectionObserver = class extends Real {
+    observe(el) { if (!el.classList.contains("bookplot-graph")) super.observe(el); }
+  };
+})();"""
+
+
+def test_a_figure_the_observer_misses_is_drawn_once_scrolling_stops(recorder_factory, site_url):
+    """bookplot.js's fallback: a figure the observer never reports is drawn after the scroll pauses."""
+    page = "chapters/09_rope_scaling.html"
+    rec = recorder_factory()
+    p = rec.page
+    p.add_init_script(BLIND_FIGURE_OBSERVER)
+    p.goto(f"{site_url}/{page}", wait_until="load")
+    ids = p.evaluate("() => Array.from(document.querySelectorAll('.bookplot-graph')).map(d => d.id)")
+    assert len(ids) == expected_figures(page) > 1
+    target = ids[len(ids) // 2]
+    # Scroll there in small steps, one per frame (a reader's scroll), then stop.
+    p.evaluate(
+        """async (id) => {
+          const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+          for (let i = 0; i < 40; i++) {
+            document.getElementById(id).scrollIntoView({block: "center"});
+            await frame();
+          }
+        }""",
+        target,
+    )
+    p.wait_for_function(
+        "(id) => document.getElementById(id).dataset.drawn === '1'", arg=target, timeout=5_000
+    )
+    # Figures far from where the reader stopped are still not drawn.
+    far = p.evaluate(
+        """() => Array.from(document.querySelectorAll('.bookplot-graph'))
+          .filter(d => Math.abs(d.getBoundingClientRect().top) > 4 * innerHeight)
+          .map(d => d.dataset.drawn === '1')"""
+    )
+    assert far and not any(far), f"{page}: far figures drawn too: {far}"
+    assert not ours(rec.console_errors), f"{page} console errors: {ours(rec.console_errors)}"
+
+
 def check_math(p, page: str) -> None:
     """Math arrives typeset: SVG in every .math element, no raw TeX, no math engine loaded."""
     n_math = p.locator(".math").count()
