@@ -230,7 +230,9 @@ def test_a_figure_the_observer_misses_is_drawn_once_scrolling_stops(recorder_fac
     p = rec.page
     p.add_init_script(BLIND_FIGURE_OBSERVER)
     p.goto(f"{site_url}/{page}", wait_until="load")
-    ids = p.evaluate("() => Array.from(document.querySelectorAll('.bookplot-graph')).map(d => d.id)")
+    ids = p.evaluate(
+        "() => Array.from(document.querySelectorAll('.bookplot-graph')).map(d => d.id)"
+    )
     assert len(ids) == expected_figures(page) > 1
     target = ids[len(ids) // 2]
     # Scroll there in small steps, one per frame (a reader's scroll), then stop.
