@@ -43,7 +43,7 @@ ASSETS = Path(__file__).parent / "assets"
 PLOTLY_BUNDLE_DIR = Path(__file__).parent / "vendor" / "plotly.js-book"
 PLOTLY_BUNDLE_VERSION = "4.1.1"
 PLOTLY_BUNDLE = PLOTLY_BUNDLE_DIR / f"plotly-book-{PLOTLY_BUNDLE_VERSION}.min.js"
-PLOTLY_BUNDLE_SHA256 = "abe166b8764370ab7eef51a5b76358c6cc9e1681b057e3ce7df56a2d49dc790d"
+PLOTLY_BUNDLE_SHA256 = "8a85de5945f144cca839e6078b9eda95b921910afd17c8ddb7066f5ca3dd5a99"
 # The name the site serves it under: a new version is a new URL, so no reader keeps a stale copy.
 PLOTLY_JS_NAME = PLOTLY_BUNDLE.name
 # The trace modules the bundle registers: scatter (in plotly.js's core) and those that

@@ -113,9 +113,6 @@ def test_vendored_plotly_bundle_is_intact_and_matches_the_pinned_plotly():
     data = plotly_mime.PLOTLY_BUNDLE.read_bytes()
     assert hashlib.sha256(data).hexdigest() == plotly_mime.PLOTLY_BUNDLE_SHA256
     assert plotly_mime.PLOTLY_BUNDLE_VERSION == plotly.offline.get_plotlyjs_version()
-    # Its first line is V8's compile hint (all functions compiled off the main thread while it
-    # streams; scripts/plotly_bundle/README.md): exactly that, or Chromium ignores it.
-    assert data.startswith(b"//# allFunctionsCalledOnLoad\n")
     # The file names its version and trace types in its banner, and ships with its MIT licence.
     banner = re.search(r"plotly\.js \(book: ([a-z0-9, ]+) - minified\) v(\S+)", data[:300].decode())
     assert banner is not None

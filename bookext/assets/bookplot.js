@@ -41,8 +41,6 @@
 
   // Start drawing when a figure is within about one screen of the viewport.
   var MARGIN = "100% 0px 100% 0px";
-  // How long scrolling or resizing must pause before the fallback check (watchUndrawn) runs.
-  var CHECK_AFTER_MS = 150;
 
   function themeColors() {
     var dark = document.documentElement.dataset.theme === "dark";
@@ -173,17 +171,16 @@
   }
 
   // A second way to draw, besides the IntersectionObserver: it can miss a figure (seen when
-  // skipped sections above change height as they render), so once scrolling or resizing pauses
-  // (CHECK_AFTER_MS after the last scroll/resize event), after each draw and once after load, any
-  // undrawn figure within about one screen of the viewport is drawn. Only boxes whose layout is
-  // already known are read (the outermost skippable section of a figure, whose skipped content is
-  // not laid out; the figure itself only once all its sections render), in a
-  // requestAnimationFrame callback. It does not run on every frame of a scroll: reading boxes
-  // there forces a layout before the frame's own (the sections coming into view change state in
-  // between), which cost 0.05-0.33 s of a fast scroll through a long chapter (bench page loads,
-  // ch8, ch9, ch11, medians of 5). The observer draws figures during the scroll; this only
-  // catches what it missed, a moment after the scroll stops (well within the 0.3 s in which a
-  // figure that comes into view must be drawn).
+  // skipped sections above change height as they render), so on scroll and resize (at most one
+  // check per animation frame), after each draw and once after load, any undrawn figure within
+  // about one screen of the viewport is drawn. Cheap: only boxes whose layout is already known are
+  // read (the outermost skippable section of a figure, whose skipped content is not laid out; the
+  // figure itself only once all its sections render), in a requestAnimationFrame callback.
+  // Not free: the read forces a layout before the frame's own (0.05-0.3 s over a fast scroll
+  // through ch8, ch9 or ch11, bench page loads). Measured alternative: checking only once the
+  // scroll pauses saves that, but the figure's own observer reports it a frame or two later than
+  // this check sees it, and in the bench's fast scroll the first figures were then drawn
+  // 0.3-0.4 s after they came into view (ch1, ch9) instead of before; so it runs every frame.
   function watchUndrawn(divs, near) {
     var pending = divs.slice();
     var queued = false;
@@ -201,9 +198,9 @@
           var s = chain[i];
           if (s.classList.contains("bookplot-near")) continue;
           if (!within(s.getBoundingClientRect(), h)) return true;
-          // Near the screen: let it render; its figure's box is read in the next frame.
+          // Near the screen: let it render; its figure's box is read in a later frame.
           near(s);
-          nextFrame();
+          schedule();
           return true;
         }
         if (within(div.getBoundingClientRect(), h)) draw(div);
@@ -215,16 +212,10 @@
         document.removeEventListener("bookplot:drawn", schedule);
       }
     }
-    var timer = null;
-    function nextFrame() {
+    function schedule() {
       if (queued || !pending.length) return;
       queued = true;
       requestAnimationFrame(check);
-    }
-    function schedule() {
-      if (!pending.length) return;
-      clearTimeout(timer);
-      timer = setTimeout(nextFrame, CHECK_AFTER_MS);
     }
     window.addEventListener("scroll", schedule, { passive: true });
     window.addEventListener("resize", schedule, { passive: true });

@@ -52,13 +52,7 @@ const noMapCss = {
     },
 };
 
-// The first line is V8's explicit compile hint (https://v8.dev/blog/explicit-compile-hints): Chromium
-// then compiles every function of the file on its script-streaming thread while the file loads,
-// instead of compiling each one on the main thread the first time a figure calls it. Measured on
-// the book's chapter pages (bench, headless Chromium): 50-270 ms less main-thread time per page
-// with figures. Other browsers read it as a comment.
-const banner = `//# allFunctionsCalledOnLoad
-/**
+const banner = `/**
 * plotly.js (book: ${traces.join(', ')} - minified) v${version}
 * Copyright 2012-2026, Plotly, Inc.
 * All rights reserved.
