@@ -223,7 +223,7 @@ BLIND_FIGURE_OBSERVER = """(() => {
 })();"""
 
 
-def test_a_figure_the_observer_misses_is_drawn_once_scrolling_stops(recorder_factory, site_url):
+def test_a_figure_the_observer_misses_is_still_drawn(recorder_factory, site_url):
     """bookplot.js's fallback: a figure the observer never reports is drawn when the reader gets there."""
     page = "chapters/09_rope_scaling.html"
     rec = recorder_factory()
