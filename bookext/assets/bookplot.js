@@ -173,7 +173,7 @@
   // A second way to draw, besides the IntersectionObserver: it can miss a figure (seen when
   // skipped sections above change height as they render), so on scroll and resize (at most one
   // check per animation frame), after each draw and once after load, any undrawn figure within
-  // about one screen of the viewport is drawn. Cheap: only boxes whose layout is already known are
+  // about one screen of the viewport is drawn. Only boxes whose layout is already known are
   // read (the outermost skippable section of a figure, whose skipped content is not laid out; the
   // figure itself only once all its sections render), in a requestAnimationFrame callback.
   // Not free: the read forces a layout before the frame's own (0.05-0.3 s over a fast scroll
