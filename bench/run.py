@@ -375,6 +375,7 @@ def bench_pages(site: Path, runs: int = 3) -> dict:
     rows = []
     with serve_site(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+        version = browser.version
         load_page(browser, base, "intro.html", site)  # warm the browser process itself
         for page in pages:
             samples = [load_page(browser, base, page, site) for _ in range(runs)]
@@ -396,6 +397,9 @@ def bench_pages(site: Path, runs: int = 3) -> dict:
         row["missed"] = page_budgets_missed(row)
     return {
         "runs": runs,
+        # Page times depend on the browser's version as well as the machine: recorded so that two
+        # runs can be compared (the same site's heavy pages have measured up to 2x apart).
+        "chromium": version,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "viewport": VIEWPORT,
         "rows": rows,
@@ -474,12 +478,23 @@ def bench_rope() -> dict:
 
 
 # --------------------------------------------------------------------------- report
+def _cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine() -> dict:
     import torch
 
     return {
         "date": time.strftime("%Y-%m-%d"),
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": _cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -502,7 +517,8 @@ def _table(columns: str, rows: list[list]) -> list[str]:
 
 def markdown(results: dict) -> str:
     lines = [
-        f"Measured on {results['machine']['date']}: {results['machine']['cores']} cores, "
+        f"Measured on {results['machine']['date']}: {results['machine']['cores']} cores "
+        f"({results['machine']['cpu']}), "
         f"Python {results['machine']['python']}, torch {results['machine']['torch']}.",
         "",
     ]
@@ -555,7 +571,8 @@ def markdown(results: dict) -> str:
         pg = results["pages"]
         lines += [
             f"**Page loads** (headless Chromium, localhost, cold cache, fresh context per run, "
-            f"median of {pg['runs']}; load average during the run {pg['load_average']}). "
+            f"median of {pg['runs']}; Chromium {pg.get('chromium', '?')}; load average during the "
+            f"run {pg['load_average']}). "
             f"Budgets per chapter page: first screen ≤ {BUDGETS['first_screen_s']} s and "
             f"≤ {BUDGETS['first_screen_over_intro']}× the intro's, each further figure drawn "
             f"≤ {BUDGETS['draw_after_visible_s']} s after it scrolls into view, whole page drawn "
