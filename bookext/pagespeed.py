@@ -27,6 +27,13 @@ trace of a cold visit, a chapter page spent its first second on three things bes
   skipped section; the built copy of that script measures only what is rendered, again as more
   renders, and ignores the changes plotly makes inside a figure (:data:`THEME_PATCHES`).
 
+- **a span for every token of the code**: Pygments wraps each token of a code block in
+  ``<span class>``, also names, punctuation and spaces, which the book's light and dark code styles
+  draw in exactly the code block's own colour (half the elements of the RoPE chapter's code). In
+  the built pages those spans go (:func:`strip_plain_tokens`); which token classes are plain is read
+  from the site's own ``pygments.css`` (:func:`plain_token_classes`), so a style that colours
+  names keeps their spans. The page's text and colours are unchanged.
+
 plotly.js is no longer a ``<script>`` of the page at all: ``bookplot.js`` loads it once the page is
 parsed (see :mod:`bookext.plotly_mime`). And ``reading.css`` lets the browser skip styling and
 laying out the sections far below the screen (``content-visibility: auto``).
@@ -107,14 +114,104 @@ def _pagename(site: Path, page: Path) -> str:
     return page.relative_to(site).with_suffix("").as_posix()
 
 
+# pygments.css as pydata-sphinx-theme writes it: one rule per theme and token class,
+# `html[data-theme="light"] .highlight .n { color: #080808 }`, and the block's own
+# `html[data-theme="light"] .highlight { background: #fefefe; color: #080808 }`.
+PYGMENTS_CSS = "_static/pygments.css"
+_PYGMENTS_RULE = re.compile(
+    r'html\[data-theme="(?P<theme>[\w-]+)"\] \.highlight(?: \.(?P<cls>[\w-]+))? \{(?P<decls>[^}]*)\}'
+)
+# reading.css: `div.highlight pre.plain-tokens { color: inherit }`.
+PLAIN_TOKENS_CLASS = "plain-tokens"
+_CODE_BLOCK = re.compile(r'<div class="highlight"><pre>.*?</pre></div>', re.S)
+
+
+def _declarations(text: str) -> frozenset[tuple[str, str]]:
+    pairs = (d.split(":", 1) for d in text.split(";") if ":" in d)
+    return frozenset((k.strip().lower(), v.strip().lower()) for k, v in pairs)
+
+
+def plain_token_classes(css: str) -> set[str]:
+    """The Pygments token classes that draw their text exactly as the code block around them.
+
+    A class is plain when, in every theme of ``css`` (``html[data-theme=...]``), its rule sets
+    nothing but the block's own text colour (the ``.highlight`` rule's ``color``), or it has no
+    rule in that theme at all. A span of a plain class changes nothing on the page.
+
+    Args:
+        css: the site's ``pygments.css`` (pydata-sphinx-theme's light and dark rules).
+
+    Returns:
+        The plain classes (``{"n", "p", "w"}`` for the book's styles); empty if ``css`` has no
+        ``.highlight`` rule per theme.
+    """
+    base: dict[str, frozenset[tuple[str, str]]] = {}
+    rules: dict[str, dict[str, frozenset[tuple[str, str]]]] = {}
+    for match in _PYGMENTS_RULE.finditer(css):
+        decls = _declarations(match.group("decls"))
+        if match.group("cls") is None:
+            base[match.group("theme")] = frozenset(kv for kv in decls if kv[0] == "color")
+        else:
+            rules.setdefault(match.group("cls"), {})[match.group("theme")] = decls
+    return {
+        cls
+        for cls, by_theme in rules.items()
+        if base
+        and set(by_theme) <= set(base)
+        and all(by_theme.get(theme, colour) == colour for theme, colour in base.items())
+    }
+
+
+_ANY_SPAN = re.compile(r"<span[^>]*>[^<]*</span>")
+
+
+def _has_bare_text(block: str) -> bool:
+    """Whether a code block has visible text outside every span (innermost spans first)."""
+    body = block[block.index("<pre>") + len("<pre>") : block.rindex("</pre>")]
+    while True:
+        shorter = _ANY_SPAN.sub("", body)
+        if shorter == body:
+            break
+        body = shorter
+    return bool(re.sub(r"<[^>]+>", "", body).strip())
+
+
+def strip_plain_tokens(html: str, plain: set[str]) -> str:
+    """``html`` with the code blocks' ``<span class="c">`` of a plain class ``c`` unwrapped.
+
+    Only spans inside ``<div class="highlight"><pre>`` (Pygments' output: a token's escaped text,
+    no nested markup) are touched; the text is kept exactly, so copying the code is unchanged.
+    A block that lost spans gets ``<pre class="plain-tokens">``, which ``reading.css`` draws in the
+    block's own colour (the theme's ``pre`` colour differs), the plain classes' colour; so a block
+    with text outside any span (drawn in the ``pre`` colour) is left as it is.
+    """
+    if not plain:
+        return html
+    classes = "|".join(re.escape(c) for c in sorted(plain))
+    span = re.compile(rf'<span class="(?:{classes})">([^<]*)</span>')
+
+    def unwrap(block: re.Match) -> str:
+        if _has_bare_text(block.group(0)):
+            return block.group(0)  # that text is in <pre>'s colour, which unwrapped text is not
+        code = span.sub(r"\1", block.group(0))
+        if code == block.group(0):
+            return code
+        # The theme gives <pre> a text colour of its own: the unwrapped text takes the block's.
+        return code.replace("<pre>", f'<pre class="{PLAIN_TOKENS_CLASS}">', 1)
+
+    return _CODE_BLOCK.sub(unwrap, html)
+
+
 def rewrite_site(site: Path) -> int:
     """Rewrite every page of the built site in place; returns how many changed."""
     changed = 0
+    css = site / PYGMENTS_CSS
+    plain = plain_token_classes(css.read_text(encoding="utf-8")) if css.is_file() else set()
     for page in site.rglob("*.html"):
         if page.relative_to(site).parts[0] in ("_static", "_sources"):
             continue
         text = page.read_text(encoding="utf-8")
-        new = rewrite_head(text, _pagename(site, page))
+        new = strip_plain_tokens(rewrite_head(text, _pagename(site, page)), plain)
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1

@@ -254,8 +254,8 @@ def _page_has_figure(doctree: nodes.document | None) -> bool:
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree) -> None:
     if _page_has_figure(doctree):
         # Added in html-page-context, the script goes on this page only. plotly.js is not a script
-        # of the page: bookplot.js loads it (one URL for every page, so it is cached) once the page
-        # is parsed, so it never holds up the text and math of the first screen.
+        # of the page: bookplot.js loads it (one URL for every page, so it is cached) once
+        # DOMContentLoaded has fired, so it never holds up the text and math of the first screen.
         app.add_js_file("bookplot.js", loading_method="defer", **{"data-plotly": PLOTLY_JS_NAME})
 
 

@@ -392,6 +392,80 @@ def test_rewrite_head_keeps_the_search_index_on_the_search_page_and_design_where
     assert "sphinx-design.min.css" in designed and "design-tabs.js" in designed
 
 
+PYGMENTS_CSS = """html[data-theme="light"] .highlight pre { line-height: 125%; }
+html[data-theme="light"] .highlight .hll { background-color: #fae4c2 }
+html[data-theme="light"] .highlight { background: #fefefe; color: #080808 }
+html[data-theme="light"] .highlight .k { color: #6730C5 } /* Keyword */
+html[data-theme="light"] .highlight .n { color: #080808 } /* Name */
+html[data-theme="light"] .highlight .p { color: #080808 } /* Punctuation */
+html[data-theme="light"] .highlight .nb { color: #080808; font-weight: bold }
+html[data-theme="light"] .highlight .nx { color: #080808 }
+html[data-theme="light"] .highlight .w { color: #080808 }
+html[data-theme="dark"] .highlight { background: #2b2b2b; color: #F8F8F2 }
+html[data-theme="dark"] .highlight .k { color: #DCC6E0 } /* Keyword */
+html[data-theme="dark"] .highlight .n { color: #F8F8F2 } /* Name */
+html[data-theme="dark"] .highlight .p { color: #f8f8f2 } /* Punctuation */
+html[data-theme="dark"] .highlight .nb { color: #F8F8F2 }
+html[data-theme="dark"] .highlight .nx { color: #ABE338 }
+"""
+
+
+def test_plain_token_classes_are_those_drawn_in_the_blocks_own_colour_in_every_theme():
+    from bookext.pagespeed import plain_token_classes
+
+    # n and p: the block's colour in both themes (hex case aside); w: no dark rule, so inherited.
+    # k: coloured; nb: bold in light; nx: another colour in dark; hll: a background.
+    assert plain_token_classes(PYGMENTS_CSS) == {"n", "p", "w"}
+    # No .highlight rule to compare with: nothing is plain.
+    assert plain_token_classes(PYGMENTS_CSS.replace(".highlight {", ".highlight-x {")) == set()
+
+
+def test_plain_token_classes_of_the_themes_own_code_styles():
+    from pydata_sphinx_theme.pygments import get_pygments_stylesheet
+
+    from bookext.pagespeed import plain_token_classes
+
+    # The styles pydata-sphinx-theme's theme.conf names, which the book keeps.
+    css = get_pygments_stylesheet("a11y-high-contrast-light", "a11y-high-contrast-dark")
+    plain = plain_token_classes(css)
+    assert {"n", "p", "w"} <= plain
+    # Keywords, operators, strings, numbers, comments and builtins keep their colours.
+    assert not plain & {"k", "kn", "o", "ow", "s", "s2", "si", "mi", "mf", "c1", "nb", "nf", "kc"}
+
+
+def test_strip_plain_tokens_unwraps_only_plain_spans_inside_code_blocks():
+    from bookext.pagespeed import strip_plain_tokens
+
+    code = (
+        '<div class="highlight"><pre><span></span><span class="k">def</span>'
+        '<span class="w"> </span><span class="nf">f</span><span class="p">(</span>'
+        '<span class="n">x</span><span class="p">):</span> <span class="n">a</span>'
+        '<span class="o">&lt;</span><span class="hll"><span class="n">b</span></span></pre></div>'
+    )
+    signature = '<dt class="sig"><span class="n"><span class="pre">x</span></span></dt>'
+    page = f'<html><body>{signature}{code}<p><span class="n">prose</span></p></body></html>'
+    out = strip_plain_tokens(page, {"n", "p", "w"})
+    assert (
+        '<div class="highlight"><pre class="plain-tokens"><span></span><span class="k">def</span> '
+        '<span class="nf">f</span>(x): a<span class="o">&lt;</span><span class="hll">b</span>'
+    ) in out
+    # Outside a code block nothing changes (autodoc signatures, prose).
+    assert out.startswith(f"<html><body>{signature}")
+    assert out.endswith('<p><span class="n">prose</span></p></body></html>')
+    # The text is the same, a second pass changes nothing, and no plain class changes nothing.
+    assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", page)
+    assert strip_plain_tokens(out, {"n", "p", "w"}) == out
+    assert strip_plain_tokens(page, set()) == page
+    # A block with text outside every span (drawn in <pre>'s colour) keeps its spans.
+    bare = '<div class="highlight"><pre>x = <span class="n">y</span>\n</pre></div>'
+    assert strip_plain_tokens(bare, {"n"}) == bare
+    spaced = '<div class="highlight"><pre><span class="n">y</span>\n  </pre></div>'
+    assert (
+        strip_plain_tokens(spaced, {"n"})
+        == '<div class="highlight"><pre class="plain-tokens">y\n  </pre></div>'
+    )
+
+
 def test_early_theme_script_matches_the_theme_rules():
     from bookext.pagespeed import EARLY_THEME
 

@@ -6,10 +6,9 @@
 // Its height is reserved in the HTML (style="height: ...px"), so drawing never moves the text.
 // Each drawn figure gets data-drawn="1" and fires a "bookplot:drawn" event on its div.
 //
-// plotly.js (1.5 MB, about half a second of the main thread to compile and run) is not a script of
+// plotly.js (1 MB, about half a second of the main thread to compile and run) is not a script of
 // the page: this loads it, from the URL in this script's data-plotly attribute (relative to this
-// script), once the page has been parsed (an async script added then runs after DOMContentLoaded):
-// the text and math of the first screen never wait for it.
+// script), once DOMContentLoaded has fired: the text and math of the first screen never wait for it.
 (function () {
   "use strict";
 
@@ -227,9 +226,12 @@
   function start() {
     var divs = Array.prototype.slice.call(document.querySelectorAll(".bookplot-graph"));
     if (!divs.length) return;
-    // Start loading plotly.js now, after the page is parsed: it runs once it has arrived, after
-    // DOMContentLoaded, and is ready by the time the reader scrolls to the first figure.
-    loadPlotly();
+    // Start loading plotly.js once DOMContentLoaded has fired, not here: this runs among the
+    // page's deferred scripts, and requested now its download and compile competed with them and
+    // DOMContentLoaded came 35-75 ms later on ch8, ch9 and ch11 (bench A/B, 2 cores, medians of
+    // 15), with no figure drawn any later. (Run after DOMContentLoaded, the first draw loads it.)
+    if (document.readyState === "complete") loadPlotly();
+    else document.addEventListener("DOMContentLoaded", loadPlotly, { once: true });
     if (!("IntersectionObserver" in window)) {
       divs.forEach(draw);
       return;

@@ -363,6 +363,50 @@ def test_figures_readable_in_light_and_dark_mode(page, mode, recorder_factory, s
         assert stddev > 5 and colours > 3, f"{page}: figure {i} looks blank in {mode} mode"
 
 
+# In both modes, every code block whose plain tokens lost their spans (bookext.pagespeed) draws
+# its text in the colour those spans had: a probe span of each plain class, put back into the
+# block, must have the block's own colour. Returns the blocks that differ, and how many there are.
+CODE_COLOURS = """(classes) => {
+  const blocks = Array.from(document.querySelectorAll('div.highlight pre.plain-tokens'));
+  const wrong = [];
+  for (const pre of blocks) {
+    const own = getComputedStyle(pre).color;
+    for (const cls of classes) {
+      const probe = document.createElement('span');
+      probe.className = cls;
+      probe.textContent = 'x';
+      pre.appendChild(probe);
+      const theirs = getComputedStyle(probe).color;
+      probe.remove();
+      if (theirs !== own) wrong.push([cls, own, theirs]);
+    }
+  }
+  return {blocks: blocks.length, wrong: wrong.slice(0, 5)};
+}"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_code_blocks_keep_their_colours_without_plain_token_spans(mode, recorder_factory, site_url):
+    from bookext.pagespeed import PYGMENTS_CSS, _has_bare_text, plain_token_classes
+
+    plain = sorted(plain_token_classes((SITE / PYGMENTS_CSS).read_text(encoding="utf-8")))
+    assert {"n", "p", "w"} <= set(plain)
+    span = re.compile(r'<span class="(?:{})">'.format("|".join(plain)))
+    block = re.compile(r'<div class="highlight"><pre>.*?</pre></div>', re.S)
+    for page in PAGES:
+        html = (SITE / page).read_text(encoding="utf-8")
+        # Only a block with text outside its spans keeps them (that text has <pre>'s colour).
+        left = [b for b in block.findall(html) if span.search(b) and not _has_bare_text(b)]
+        assert not left, f"{page}: {len(left)} code blocks still wrap plain tokens in spans"
+    rec = recorder_factory(color_scheme=mode)
+    rec.page.add_init_script(f"localStorage.setItem('mode', '{mode}');")
+    rec.page.goto(f"{site_url}/chapters/08_rope.html", wait_until="load")
+    assert rec.page.evaluate("document.documentElement.dataset.theme") == mode
+    got = rec.page.evaluate(CODE_COLOURS, plain)
+    assert got["blocks"] > 20, got
+    assert not got["wrong"], f"{mode}: plain text drawn in another colour than its span's: {got}"
+
+
 def test_finite_data_check_fails_on_a_figure_without_data(recorder_factory, site_url):
     """The per-figure data check is not vacuous: all-null or empty traces fail it."""
     rec = recorder_factory()
