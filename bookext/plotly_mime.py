@@ -424,8 +424,30 @@ def _on_build_finished(app: Any, exc: Exception | None) -> None:
             page.write_text(new)
 
 
+def assets_digest() -> str:
+    """SHA-256 over the files the site copies from ``bookext/assets`` and the plotly.js bundle.
+
+    Sphinx copies static files only when it writes some page: with every page up to date
+    (``no targets are out of date``) an edited ``bookplot.js`` would stay old in the site. As the
+    value of an ``html`` config setting (``bookext_assets_digest``), a change to any of these
+    files makes every page out of date, so the next build writes them and copies the new files.
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted([*(a for a in ASSETS.iterdir() if a.is_file()), PLOTLY_BUNDLE]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _on_config_inited(app: Any, config: Any) -> None:
+    config.bookext_assets_digest = assets_digest()
+
+
 def setup(app: Any) -> dict:
     app.setup_extension("bookext.pagespeed")
+    app.add_config_value("bookext_assets_digest", "", "html")
+    app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _add_static)
     app.connect("html-page-context", _on_page_context)
     # After pagespeed's rewriting (priority 800), so the pages measured are the pages served.

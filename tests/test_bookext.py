@@ -676,3 +676,41 @@ def patch_is_applied(js: str) -> bool:
     from bookext.pagespeed import THEME_PATCHES
 
     return all(js.count(ours) == 1 for _, ours in THEME_PATCHES.values())
+
+
+def test_an_edited_asset_makes_every_page_out_of_date(tmp_path, monkeypatch):
+    """bookplot.js and the other assets reach the site on the next build, even with no page edited.
+
+    Sphinx copies static files only when it writes a page; the assets' digest is an "html" config
+    value, and a changed "html" value makes the HTML builder write every page.
+    """
+    import shutil
+
+    from bookext import plotly_mime
+
+    assets = tmp_path / "assets"
+    shutil.copytree(plotly_mime.ASSETS, assets)
+    monkeypatch.setattr(plotly_mime, "ASSETS", assets)
+    before = plotly_mime.assets_digest()
+    assert plotly_mime.assets_digest() == before
+    (assets / "bookplot.js").write_text((assets / "bookplot.js").read_text() + "\n// edited\n")
+    assert plotly_mime.assets_digest() != before
+
+    calls = {}
+
+    class App:
+        def setup_extension(self, name):
+            pass
+
+        def add_config_value(self, name, default, rebuild):
+            calls[name] = rebuild
+
+        def connect(self, event, handler, priority=500):
+            calls.setdefault("events", []).append((event, handler))
+
+    plotly_mime.setup(App())
+    assert calls["bookext_assets_digest"] == "html"
+    handler = dict(calls["events"])["config-inited"]
+    config = type("Config", (), {})()
+    handler(None, config)
+    assert config.bookext_assets_digest == plotly_mime.assets_digest()
