@@ -142,8 +142,8 @@ def plain_token_classes(css: str) -> set[str]:
         css: the site's ``pygments.css`` (pydata-sphinx-theme's light and dark rules).
 
     Returns:
-        The plain classes (``{"n", "p", "w"}`` for the book's styles); empty if ``css`` has no
-        ``.highlight`` rule per theme.
+        The plain classes (``{"n", "p", "w", ...}`` for the book's styles); empty if ``css`` has
+        no ``.highlight`` rule with a colour per theme.
     """
     base: dict[str, frozenset[tuple[str, str]]] = {}
     rules: dict[str, dict[str, frozenset[tuple[str, str]]]] = {}
@@ -153,37 +153,56 @@ def plain_token_classes(css: str) -> set[str]:
             base[match.group("theme")] = frozenset(kv for kv in decls if kv[0] == "color")
         else:
             rules.setdefault(match.group("cls"), {})[match.group("theme")] = decls
+    # A class without a rule in some theme takes <pre>'s colour there, not the block's: not plain.
     return {
         cls
         for cls, by_theme in rules.items()
         if base
-        and set(by_theme) <= set(base)
-        and all(by_theme.get(theme, colour) == colour for theme, colour in base.items())
+        and all(base.values())
+        and set(by_theme) == set(base)
+        and all(by_theme[theme] == colour for theme, colour in base.items())
     }
 
 
-_ANY_SPAN = re.compile(r"<span[^>]*>[^<]*</span>")
+def coloured_token_classes(css: str) -> set[str]:
+    """The Pygments token classes of ``css`` whose rule sets a ``color`` in every theme.
+
+    Text in a span of one of them keeps its colour whatever ``<pre>``'s colour is; text in any
+    other span (``linenos``, ``hll``, bold or italic only) takes ``<pre>``'s.
+    """
+    themes = {m.group("theme") for m in _PYGMENTS_RULE.finditer(css) if m.group("cls") is None}
+    colours: dict[str, set[str]] = {}
+    for match in _PYGMENTS_RULE.finditer(css):
+        if match.group("cls") and any(k == "color" for k, _ in _declarations(match.group("decls"))):
+            colours.setdefault(match.group("cls"), set()).add(match.group("theme"))
+    return {cls for cls, found in colours.items() if themes and found >= themes}
 
 
-def _has_bare_text(block: str) -> bool:
-    """Whether a code block has visible text outside every span (innermost spans first)."""
+_SPAN = re.compile(r'<span class="([^"]*)">([^<]*)</span>')
+
+
+def _has_bare_text(block: str, coloured: set[str]) -> bool:
+    """Whether a code block has visible text in ``<pre>``'s colour: outside every span of a
+    ``coloured`` class (innermost spans first; an uncoloured span such as ``hll`` is taken off
+    around its content and its own text counts)."""
     body = block[block.index("<pre>") + len("<pre>") : block.rindex("</pre>")]
     while True:
-        shorter = _ANY_SPAN.sub("", body)
+        shorter = _SPAN.sub(lambda m: "" if m.group(1) in coloured else m.group(2), body)
         if shorter == body:
             break
         body = shorter
     return bool(re.sub(r"<[^>]+>", "", body).strip())
 
 
-def strip_plain_tokens(html: str, plain: set[str]) -> str:
+def strip_plain_tokens(html: str, plain: set[str], coloured: set[str] | None = None) -> str:
     """``html`` with the code blocks' ``<span class="c">`` of a plain class ``c`` unwrapped.
 
     Only spans inside ``<div class="highlight"><pre>`` (Pygments' output: a token's escaped text,
     no nested markup) are touched; the text is kept exactly, so copying the code is unchanged.
     A block that lost spans gets ``<pre class="plain-tokens">``, which ``reading.css`` draws in the
     block's own colour (the theme's ``pre`` colour differs), the plain classes' colour; so a block
-    with text outside any span (drawn in the ``pre`` colour) is left as it is.
+    with text in ``<pre>``'s colour (outside every span of a ``coloured`` class, see
+    :func:`coloured_token_classes`; default: ``plain`` only) is left as it is.
     """
     if not plain:
         return html
@@ -191,7 +210,7 @@ def strip_plain_tokens(html: str, plain: set[str]) -> str:
     span = re.compile(rf'<span class="(?:{classes})">([^<]*)</span>')
 
     def unwrap(block: re.Match) -> str:
-        if _has_bare_text(block.group(0)):
+        if _has_bare_text(block.group(0), coloured if coloured is not None else plain):
             return block.group(0)  # that text is in <pre>'s colour, which unwrapped text is not
         code = span.sub(r"\1", block.group(0))
         if code == block.group(0):
@@ -206,12 +225,13 @@ def rewrite_site(site: Path) -> int:
     """Rewrite every page of the built site in place; returns how many changed."""
     changed = 0
     css = site / PYGMENTS_CSS
-    plain = plain_token_classes(css.read_text(encoding="utf-8")) if css.is_file() else set()
+    rules = css.read_text(encoding="utf-8") if css.is_file() else ""
+    plain, coloured = plain_token_classes(rules), coloured_token_classes(rules)
     for page in site.rglob("*.html"):
         if page.relative_to(site).parts[0] in ("_static", "_sources"):
             continue
         text = page.read_text(encoding="utf-8")
-        new = strip_plain_tokens(rewrite_head(text, _pagename(site, page)), plain)
+        new = strip_plain_tokens(rewrite_head(text, _pagename(site, page)), plain, coloured)
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1

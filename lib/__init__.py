@@ -28,4 +28,4 @@ One module per topic:
 - :mod:`lib.viz` — plotly figure builders whose sliders work in a static page.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.3.1"

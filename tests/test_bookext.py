@@ -413,11 +413,21 @@ html[data-theme="dark"] .highlight .nx { color: #ABE338 }
 def test_plain_token_classes_are_those_drawn_in_the_blocks_own_colour_in_every_theme():
     from bookext.pagespeed import plain_token_classes
 
-    # n and p: the block's colour in both themes (hex case aside); w: no dark rule, so inherited.
-    # k: coloured; nb: bold in light; nx: another colour in dark; hll: a background.
-    assert plain_token_classes(PYGMENTS_CSS) == {"n", "p", "w"}
-    # No .highlight rule to compare with: nothing is plain.
+    # n and p: the block's colour in both themes (hex case aside). w: no dark rule, so in dark it
+    # takes <pre>'s colour, not the block's. k: coloured; nb: bold in light; nx: another colour in
+    # dark; hll: a background.
+    assert plain_token_classes(PYGMENTS_CSS) == {"n", "p"}
+    # No .highlight rule to compare with, or one without a colour: nothing is plain.
     assert plain_token_classes(PYGMENTS_CSS.replace(".highlight {", ".highlight-x {")) == set()
+    no_colour = PYGMENTS_CSS.replace("background: #2b2b2b; color: #F8F8F2", "background: #2b2b2b")
+    assert plain_token_classes(no_colour) == set()
+
+
+def test_coloured_token_classes_set_a_colour_in_every_theme():
+    from bookext.pagespeed import coloured_token_classes
+
+    # w has no dark rule, hll only a background, the pre rule is not a token class.
+    assert coloured_token_classes(PYGMENTS_CSS) == {"k", "n", "p", "nb", "nx"}
 
 
 def test_plain_token_classes_of_the_themes_own_code_styles():
@@ -444,7 +454,8 @@ def test_strip_plain_tokens_unwraps_only_plain_spans_inside_code_blocks():
     )
     signature = '<dt class="sig"><span class="n"><span class="pre">x</span></span></dt>'
     page = f'<html><body>{signature}{code}<p><span class="n">prose</span></p></body></html>'
-    out = strip_plain_tokens(page, {"n", "p", "w"})
+    coloured = {"n", "p", "w", "k", "nf", "o"}
+    out = strip_plain_tokens(page, {"n", "p", "w"}, coloured)
     assert (
         '<div class="highlight"><pre class="plain-tokens"><span></span><span class="k">def</span> '
         '<span class="nf">f</span>(x): a<span class="o">&lt;</span><span class="hll">b</span>'
@@ -454,11 +465,20 @@ def test_strip_plain_tokens_unwraps_only_plain_spans_inside_code_blocks():
     assert out.endswith('<p><span class="n">prose</span></p></body></html>')
     # The text is the same, a second pass changes nothing, and no plain class changes nothing.
     assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", page)
-    assert strip_plain_tokens(out, {"n", "p", "w"}) == out
-    assert strip_plain_tokens(page, set()) == page
-    # A block with text outside every span (drawn in <pre>'s colour) keeps its spans.
+    assert strip_plain_tokens(out, {"n", "p", "w"}, coloured) == out
+    assert strip_plain_tokens(page, set(), coloured) == page
+    # By default only plain spans count as coloured: the k, nf and o text keeps the block as is.
+    assert strip_plain_tokens(page, {"n", "p", "w"}) == page
+    # A block with text in <pre>'s colour keeps its spans: outside every span, or in a span that
+    # sets no colour (line numbers, an emphasised line's own text).
     bare = '<div class="highlight"><pre>x = <span class="n">y</span>\n</pre></div>'
     assert strip_plain_tokens(bare, {"n"}) == bare
+    numbered = '<div class="highlight"><pre><span class="linenos">1</span><span class="n">y</span></pre></div>'
+    assert strip_plain_tokens(numbered, {"n"}, {"n", "k"}) == numbered
+    emphasised = (
+        '<div class="highlight"><pre><span class="hll">x<span class="n">y</span></span></pre></div>'
+    )
+    assert strip_plain_tokens(emphasised, {"n"}, {"n"}) == emphasised
     spaced = '<div class="highlight"><pre><span class="n">y</span>\n  </pre></div>'
     assert (
         strip_plain_tokens(spaced, {"n"})

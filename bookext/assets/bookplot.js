@@ -229,9 +229,10 @@
     // Start loading plotly.js once DOMContentLoaded has fired, not here: this runs among the
     // page's deferred scripts, and requested now its download and compile competed with them and
     // DOMContentLoaded came 35-75 ms later on ch8, ch9 and ch11 (bench A/B, 2 cores, medians of
-    // 15), with no figure drawn any later. (Run after DOMContentLoaded, the first draw loads it.)
+    // 15), with no figure drawn any later.
     if (document.readyState === "complete") loadPlotly();
     else document.addEventListener("DOMContentLoaded", loadPlotly, { once: true });
+    window.addEventListener("load", loadPlotly, { once: true }); // if DOMContentLoaded had passed
     if (!("IntersectionObserver" in window)) {
       divs.forEach(draw);
       return;

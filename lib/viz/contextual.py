@@ -239,7 +239,9 @@ def token_similarity_slider(
     steps = [
         [
             go.Heatmap(
-                z=rounded(cosines[layer]).tolist(),
+                # Three decimals, not significant digits: near-zero cosines would keep float32
+                # noise that differs between CPUs (the hover shows three decimals too).
+                z=rounded(cosines[layer], decimals=3).tolist(),
                 x=list(range(n_tokens)),
                 y=list(range(n_tokens)),
                 customdata=pair_names,

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.viz.alibi import (
+    WEIGHT_DIGITS,
     bias_heatmap_figure,
     bias_panels_figure,
     slopes_figure,
@@ -224,7 +225,9 @@ def test_weights_figure_plots_each_keys_weight_against_distance():
     assert list(head1_at_5.x) == [0, 1, 2, 3, 4, 5]
     total = sum(math.exp(-0.5 * d) for d in range(6))
     expected = [
-        float(np.format_float_positional(math.exp(-0.5 * d) / total, 4, fractional=False))
+        float(
+            np.format_float_positional(math.exp(-0.5 * d) / total, WEIGHT_DIGITS, fractional=False)
+        )
         for d in range(6)
     ]
     assert list(head1_at_5.y) == pytest.approx(expected, rel=1e-12)

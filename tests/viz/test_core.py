@@ -56,6 +56,18 @@ def test_rounding_absorbs_float32_noise(value):
         assert ra == rb, f"{a!r} and {b!r} (one float32 ulp apart) round differently"
 
 
+def test_rounded_to_decimals_for_bounded_quantities():
+    # Significant digits would keep -0.0004043 vs -0.0004044 (float32 noise on two CPUs).
+    out = rounded([-0.00040434, -0.00040436, 0.080175, -0.0004, 0.9996, math.nan], decimals=3)
+    np.testing.assert_array_equal(out[:5], [0.0, 0.0, 0.08, 0.0, 1.0])
+    assert math.isnan(out[5]) and not np.signbit(out[0])
+    # The same values to significant digits differ, which is what decimals avoid.
+    assert rounded([-0.00040434])[0] != rounded([-0.00040436])[0]
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="decimals"):
+            rounded([1.0], decimals=bad)
+
+
 def test_rounded_accepts_bfloat16_tensors():
     out = rounded(torch.tensor([1.5, 2.25], dtype=torch.bfloat16))
     np.testing.assert_array_equal(out, [1.5, 2.25])
