@@ -131,12 +131,29 @@ def _declarations(text: str) -> frozenset[tuple[str, str]]:
     return frozenset((k.strip().lower(), v.strip().lower()) for k, v in pairs)
 
 
+Declarations = frozenset[tuple[str, str]]
+
+
+def _token_rules(css: str) -> tuple[dict[str, Declarations], dict[str, dict[str, Declarations]]]:
+    """``css``'s ``.highlight`` colour per theme, and each token class's declarations per theme."""
+    base: dict[str, Declarations] = {}
+    rules: dict[str, dict[str, Declarations]] = {}
+    for match in _PYGMENTS_RULE.finditer(css):
+        decls = _declarations(match.group("decls"))
+        if match.group("cls") is None:
+            base[match.group("theme")] = frozenset(kv for kv in decls if kv[0] == "color")
+        else:
+            rules.setdefault(match.group("cls"), {})[match.group("theme")] = decls
+    return base, rules
+
+
 def plain_token_classes(css: str) -> set[str]:
     """The Pygments token classes that draw their text exactly as the code block around them.
 
-    A class is plain when, in every theme of ``css`` (``html[data-theme=...]``), its rule sets
-    nothing but the block's own text colour (the ``.highlight`` rule's ``color``), or it has no
-    rule in that theme at all. A span of a plain class changes nothing on the page.
+    A class is plain when it has a rule in every theme of ``css`` (``html[data-theme=...]``) and
+    each sets nothing but the block's own text colour (the ``.highlight`` rule's ``color``). A class
+    without a rule in some theme takes ``<pre>``'s colour there, which is not the block's. A span of
+    a plain class changes nothing on the page.
 
     Args:
         css: the site's ``pygments.css`` (pydata-sphinx-theme's light and dark rules).
@@ -145,22 +162,13 @@ def plain_token_classes(css: str) -> set[str]:
         The plain classes (``{"n", "p", "w", ...}`` for the book's styles); empty if ``css`` has
         no ``.highlight`` rule with a colour per theme.
     """
-    base: dict[str, frozenset[tuple[str, str]]] = {}
-    rules: dict[str, dict[str, frozenset[tuple[str, str]]]] = {}
-    for match in _PYGMENTS_RULE.finditer(css):
-        decls = _declarations(match.group("decls"))
-        if match.group("cls") is None:
-            base[match.group("theme")] = frozenset(kv for kv in decls if kv[0] == "color")
-        else:
-            rules.setdefault(match.group("cls"), {})[match.group("theme")] = decls
-    # A class without a rule in some theme takes <pre>'s colour there, not the block's: not plain.
+    base, rules = _token_rules(css)
+    if not base or not all(base.values()):
+        return set()
     return {
         cls
         for cls, by_theme in rules.items()
-        if base
-        and all(base.values())
-        and set(by_theme) == set(base)
-        and all(by_theme[theme] == colour for theme, colour in base.items())
+        if set(by_theme) == set(base) and all(by_theme[t] == colour for t, colour in base.items())
     }
 
 
@@ -170,12 +178,12 @@ def coloured_token_classes(css: str) -> set[str]:
     Text in a span of one of them keeps its colour whatever ``<pre>``'s colour is; text in any
     other span (``linenos``, ``hll``, bold or italic only) takes ``<pre>``'s.
     """
-    themes = {m.group("theme") for m in _PYGMENTS_RULE.finditer(css) if m.group("cls") is None}
-    colours: dict[str, set[str]] = {}
-    for match in _PYGMENTS_RULE.finditer(css):
-        if match.group("cls") and any(k == "color" for k, _ in _declarations(match.group("decls"))):
-            colours.setdefault(match.group("cls"), set()).add(match.group("theme"))
-    return {cls for cls, found in colours.items() if themes and found >= themes}
+    base, rules = _token_rules(css)
+    return {
+        cls
+        for cls, by_theme in rules.items()
+        if base and all(any(k == "color" for k, _ in by_theme.get(t, ())) for t in base)
+    }
 
 
 _SPAN = re.compile(r'<span class="([^"]*)">([^<]*)</span>')

@@ -120,14 +120,12 @@ def rounded(
         array = np.asarray(values, dtype=np.float64)
     out = array.copy()
     finite = np.isfinite(out) & (out != 0)
-    if decimals is not None:
-        if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-            raise ValueError(f"decimals must be an int >= 0 or None, got {decimals!r}")
-        out[finite] = np.round(out[finite], decimals)
-        out[out == 0] = 0.0
-        return out
-    magnitude = np.floor(np.log10(np.abs(out[finite])))
-    scale = 10.0 ** (digits - 1 - magnitude)
+    if decimals is None:
+        scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(out[finite]))))
+    elif isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be an int >= 0 or None, got {decimals!r}")
+    else:
+        scale = 10.0**decimals
     out[finite] = np.round(out[finite] * scale) / scale
     out[out == 0] = 0.0  # turn -0.0 into 0.0 so the JSON does not flip sign between machines
     return out
