@@ -175,3 +175,57 @@ def test_bias_errors():
             fn(4, 3.5)
     with pytest.raises(TypeError, match="causal"):
         alibi_bias(4, 4, causal="yes")
+
+
+# ---------------------------------------------------------------- large inputs (blocked code paths)
+
+
+@pytest.mark.parametrize("n", [4097, 6000, 8192])
+def test_slopes_past_the_scalar_limit_follow_the_official_rule(n):
+    # n > _SCALAR_SLOPES_UP_TO (4096) takes the vectorised torch branch: it must give the same
+    # slopes (k = 1..n, not 0..n-1) as the official get_slopes, at float32 rounding
+    import lib.alibi as alibi_module
+
+    assert n > alibi_module._SCALAR_SLOPES_UP_TO
+    slopes = alibi_slopes(n)
+    expected = torch.tensor(official_get_slopes(n), dtype=torch.float64)
+    # float32 rounding of the float64 value: half an ulp, 2^-24 relative (+ float64 noise)
+    torch.testing.assert_close(slopes.double(), expected, rtol=2.0**-24 + 1e-15, atol=0)
+
+
+def _relative_bias_reference(n_heads: int, seq_len: int, causal: bool) -> torch.Tensor:
+    """−m_h·|i − j| (−inf above the diagonal if causal) for every entry at once, float64 -> float32."""
+    slopes = torch.tensor(official_get_slopes(n_heads), dtype=torch.float64)
+    i = torch.arange(seq_len, dtype=torch.float64)[:, None]
+    j = torch.arange(seq_len, dtype=torch.float64)[None, :]
+    bias = -slopes[:, None, None] * (i - j).abs()
+    if causal:
+        bias = bias.masked_fill(j > i, float("-inf"))
+    return bias.to(torch.float32)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_bias_rows_past_the_block_size(causal):
+    # alibi_bias builds 2^18-element row blocks: T = 1100 gives blocks of 238 rows (5 blocks), and
+    # each block of R·T >= 2^18 elements is split into one head at a time; every row and head must
+    # still hold −m_h·|i − j| of its own query i (a block restarting at query 0 fails here)
+    import lib.alibi as alibi_module
+
+    n_heads, seq_len = 3, 1100
+    rows_per_block = alibi_module._BLOCK_ELEMENTS // seq_len
+    assert seq_len > 4 * rows_per_block  # several row blocks, and the last one partial
+    bias = alibi_bias(n_heads, seq_len, causal=causal)
+    assert torch.equal(bias, _relative_bias_reference(n_heads, seq_len, causal))
+
+
+def test_bloom_bias_heads_past_the_block_size():
+    # alibi_bias_bloom builds 2^18 // T heads at a time: T = 2^17 gives blocks of 2 heads
+    import lib.alibi as alibi_module
+
+    n_heads, seq_len = 5, 2**17
+    assert alibi_module._BLOCK_ELEMENTS // seq_len < n_heads
+    bias = alibi_bias_bloom(n_heads, seq_len)
+    slopes = torch.tensor(official_get_slopes(n_heads), dtype=torch.float64)
+    keys = torch.arange(seq_len, dtype=torch.float64)
+    expected = (slopes[:, None] * keys[None, :]).to(torch.float32)[:, None, :]
+    assert torch.equal(bias, expected)

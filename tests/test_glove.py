@@ -228,3 +228,62 @@ def test_count_histogram_refuses_bad_input():
         count_histogram(torch.tensor([1.0, 2.0]), low=5.0, high=10.0)
     with pytest.raises(ValueError, match="bins"):
         count_histogram(torch.tensor([1.0, 2.0]), bins=0)
+
+
+# --- training options reach training ----------------------------------------------------------------
+
+
+def _glove_by_hand(X, *, dim, epochs, lr, seed, x_max, alpha, batch_size):
+    """train_glove_tables written out with the public glove_weight: same draws, same AdaGrad steps."""
+    i, j = torch.nonzero(X > 0, as_tuple=True)
+    x = X[i, j].to(torch.float32)
+    generator = torch.Generator().manual_seed(seed)
+
+    def init(*shape):
+        return torch.nn.Parameter((torch.rand(*shape, generator=generator) - 0.5) / dim)
+
+    V = X.shape[0]
+    W, W_tilde, b, b_tilde = init(V, dim), init(V, dim), init(V), init(V)
+    optimizer = torch.optim.Adagrad([W, W_tilde, b, b_tilde], lr=lr)
+    for _ in range(epochs):
+        order = torch.randperm(len(i), generator=generator)
+        for start in range(0, len(i), batch_size):
+            m = order[start : start + batch_size]
+            residual = (W[i[m]] * W_tilde[j[m]]).sum(-1) + b[i[m]] + b_tilde[j[m]] - torch.log(x[m])
+            loss = (glove_weight(x[m], x_max, alpha) * residual**2).sum()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    return W.detach(), W_tilde.detach()
+
+
+@pytest.fixture(scope="module")
+def small_counts():
+    sentences = generate_corpus(200, seed=1)
+    X = cooccurrence_matrix(sentences, build_vocab(sentences), window=3)
+    positive = X[X > 0]
+    assert positive.min() < 2.0 and positive.max() > 10.0  # counts on both sides of x_max = 4, 10
+    return X
+
+
+@pytest.mark.parametrize(("x_max", "alpha"), [(10.0, 0.5), (10.0, 1.0), (4.0, 0.75)])
+def test_alpha_and_x_max_reach_training(small_counts, x_max, alpha):
+    # the weighting f(x) = min(1, (x/x_max)^α) (Pennington et al. 2014, eq. 9) with the options
+    # given, not the paper's defaults, must be the one every AdaGrad step minimises
+    options = {"dim": 4, "epochs": 3, "lr": 0.05, "seed": 2, "batch_size": 128}
+    W, W_tilde, _ = train_glove_tables(small_counts, x_max=x_max, alpha=alpha, **options)
+    W_ref, W_tilde_ref = _glove_by_hand(small_counts, x_max=x_max, alpha=alpha, **options)
+    torch.testing.assert_close(W, W_ref, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(W_tilde, W_tilde_ref, rtol=1e-6, atol=1e-7)
+    # and the options change the result: the paper's (100, 3/4) gives other tables
+    W_paper, _, _ = train_glove_tables(small_counts, **options)
+    assert (W - W_paper).abs().max() > 1e-3
+
+
+def test_alpha_is_irrelevant_once_every_count_reaches_x_max(small_counts):
+    # x_max at or below the smallest count: f = 1 everywhere, whatever α (eq. 9)
+    x_max = float(small_counts[small_counts > 0].min())
+    options = {"dim": 4, "epochs": 2, "seed": 2, "batch_size": 128, "x_max": x_max}
+    W1, _, h1 = train_glove_tables(small_counts, alpha=0.3, **options)
+    W2, _, h2 = train_glove_tables(small_counts, alpha=2.0, **options)
+    assert torch.equal(W1, W2) and h1.losses == h2.losses

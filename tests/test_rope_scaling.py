@@ -453,3 +453,45 @@ def test_critical_dimension_errors():
         critical_dimension(128, 1e4, 0)
     with pytest.raises(TypeError, match="train_len"):
         critical_dimension(128, 1e4, 4096.0)
+
+
+# ------------------------------------------------------------------------------ YaRN edge cases
+
+YARN_EDGE_CASES = {
+    # high = ⌈dim(β_slow)⌉ = 17 here: past d/2 − 1 = 15 but below the clamp d − 1 = 31, so a clamp
+    # at d/2 − 1 would change the ramp (transformers clamps at dim − 1)
+    "upper-clamp-d32": (32, 1e4, {"factor": 4.0, "original_max_position_embeddings": 65536}),
+    "upper-clamp-d128": (128, 1e4, {"factor": 8.0, "original_max_position_embeddings": 65536}),
+    # β_fast == β_slow without rounding: low == high, the guard's high += 0.001 is reached
+    "low-equals-high-untruncated": (
+        64, 1e4,
+        {"factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 8.0,
+         "beta_slow": 8.0, "truncate": False},
+    ),
+    # an original length just under 2π: ⌊dim(32)⌋ < 0 and ⌈dim(1)⌉ = 0, both bounds end at 0
+    "low-equals-high-short-original": (
+        64, 1e4, {"factor": 4.0, "original_max_position_embeddings": 6}
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(YARN_EDGE_CASES))
+def test_yarn_edge_cases_match_transformers(case):
+    d, base, params = YARN_EDGE_CASES[case]
+    from lib.rope_scaling import _yarn_correction_dim
+
+    original = params["original_max_position_embeddings"]
+    low = _yarn_correction_dim(params.get("beta_fast", 32.0), d, base, original)
+    high = _yarn_correction_dim(params.get("beta_slow", 1.0), d, base, original)
+    # each case reaches the branch it is named for
+    if case.startswith("upper-clamp"):
+        assert d // 2 - 1 < math.ceil(high) <= d - 1
+    elif params.get("truncate", True):
+        assert max(math.floor(low), 0) == min(math.ceil(high), d - 1) == 0
+    else:
+        assert low == high
+    hf_inv, hf_att = _hf("yarn", d, base, dict(params), 4 * original)
+    inv, att = yarn_scaling(d, base, **params)
+    assert torch.isfinite(inv).all()
+    torch.testing.assert_close(inv, hf_inv.float(), rtol=1e-6, atol=0)
+    assert att == pytest.approx(hf_att, rel=1e-12)

@@ -366,3 +366,81 @@ def test_nearest_to_vector_ranks_by_cosine():
     found = nearest_to_vector(vectors, vocab, torch.tensor([2.0, 0.1]), k=2)
     assert [w for w, _ in found] == ["a", "c"]
     assert found[0][1] == pytest.approx(2 / math.hypot(2, 0.1))
+
+
+# --- training options reach training ----------------------------------------------------------------
+
+
+def _record_batches(monkeypatch, architecture: str) -> list[tuple[torch.Tensor, ...]]:
+    """Swap the architecture's model for a subclass that records what each training step gets."""
+    from lib.word2vec import ARCHITECTURES
+
+    calls: list[tuple[torch.Tensor, ...]] = []
+    model_class, make_examples = ARCHITECTURES[architecture]
+
+    class Recording(model_class):  # type: ignore[misc, valid-type]
+        def forward(self, centre, context, negatives):
+            calls.append((centre.clone(), context.clone(), negatives.clone()))
+            return super().forward(centre, context, negatives)
+
+    monkeypatch.setitem(ARCHITECTURES, architecture, (Recording, make_examples))
+    return calls
+
+
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+@pytest.mark.parametrize("negatives", [1, 3, 8])
+def test_negatives_option_reaches_training(monkeypatch, architecture, negatives):
+    calls = _record_batches(monkeypatch, architecture)
+    train_word2vec(generate_corpus(40, seed=3), architecture=architecture, dim=4, epochs=2,
+                   negatives=negatives, batch_size=64)  # fmt: skip
+    assert len(calls) > 2  # several steps in each of the two epochs
+    assert all(negs.shape == (len(centre), negatives) for centre, _, negs in calls)
+
+
+def _skewed_corpus() -> list[list[str]]:
+    """600 tokens: "a" 400 times, "b" 150, "c" 50, in a fixed random order, 20 per sentence."""
+    tokens = ["a"] * 400 + ["b"] * 150 + ["c"] * 50
+    order = torch.randperm(len(tokens), generator=torch.Generator().manual_seed(0)).tolist()
+    shuffled = [tokens[k] for k in order]
+    return [shuffled[k : k + 20] for k in range(0, len(shuffled), 20)]
+
+
+def test_noise_words_follow_unigram_to_the_three_quarters(monkeypatch):
+    # the noise words training draws must follow count^0.75 (Mikolov et al. 2013, arXiv:1310.4546,
+    # §2.2), not the unigram counts themselves: ~190k draws put the empirical frequencies within
+    # 5 binomial standard deviations (<= 0.006) of the 3/4 law, 0.05-0.08 away from the power-1 law
+    calls = _record_batches(monkeypatch, "skipgram")
+    corpus = _skewed_corpus()
+    vocab = build_vocab(corpus)
+    train_word2vec(corpus, dim=4, epochs=2, negatives=40, batch_size=4096, seed=1)
+    draws = torch.cat([negs.flatten() for _, _, negs in calls])
+    freq = torch.bincount(draws, minlength=len(vocab)).double() / len(draws)
+    expected = unigram_distribution(vocab, 0.75).double()
+    sd = (expected * (1 - expected) / len(draws)).sqrt()
+    assert torch.all((freq - expected).abs() <= 5 * sd)
+    plain = unigram_distribution(vocab, 1.0).double()
+    assert torch.all((freq - plain).abs() > 20 * sd)  # the test can tell the two laws apart
+
+
+def test_subsampling_option_reaches_training(monkeypatch):
+    # "the" is half the corpus: with t = 1e-3 it is kept with probability sqrt(t / 0.5) ≈ 0.045 per
+    # epoch, and each of the 1000 words seen once (f = 1/2000 < t) is always kept (arXiv:1310.4546,
+    # eq. 5). CBOW makes one example per kept token with a context, so the centres count the kept
+    # tokens: an inverted mask (keeping "the" 95% of the time and dropping the rare words) fails.
+    calls = _record_batches(monkeypatch, "cbow")
+    rare = [f"w{k}" for k in range(1000)]
+    corpus = [[w for k in range(s, s + 25) for w in ("the", rare[k])] for s in range(0, 1000, 25)]
+    vocab = build_vocab(corpus)
+    epochs, threshold = 3, 1e-3
+    train_word2vec(corpus, architecture="cbow", dim=4, epochs=epochs, subsample=threshold,
+                   batch_size=4096)  # fmt: skip
+    centres = torch.cat([centre for centre, _, _ in calls])
+    keep = subsample_keep_probability(vocab, threshold)
+    the = vocab.id("the")
+    assert keep[the].item() == pytest.approx(math.sqrt(threshold / 0.5), rel=1e-6)
+    n_the = epochs * 1000
+    kept_the = int((centres == the).sum())
+    p = keep[the].item()
+    assert abs(kept_the - p * n_the) <= 5 * math.sqrt(n_the * p * (1 - p))  # about 134 ± 57
+    # every rare token is kept and still has a neighbour in its 50-token sentence
+    assert int((centres != the).sum()) == epochs * 1000
