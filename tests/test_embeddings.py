@@ -291,3 +291,44 @@ def test_meta_errors():
         embedding_on_meta(10, 0)
     with pytest.raises(TypeError, match="module"):
         parameter_bytes(torch.zeros(3))
+
+
+# Second sources for REAL_EMBEDDING_CONFIGS (config.json copies found with the search tool, each
+# naming the model in `_name_or_path`; values typed from those files):
+#   Meta-Llama-3-8B: https://huggingface.co/pandyamarut/Meta-Llama-3-8B/blob/3689724debf35846edda50e9442887aa41c7157c/config.json
+#     (vocab_size 128256, hidden_size 4096, tie_word_embeddings false)
+#   Qwen2.5-7B: https://huggingface.co/EVA-UNIT-01/EVA-Qwen2.5-7B-v0.0/blob/a32508949aec50fa43f32204d1a5600cf63ec3dd/config.json
+#     ("_name_or_path": "Qwen/Qwen2.5-7B", vocab_size 152064, hidden_size 3584, tie false)
+_CONFIG_JSON = {
+    "Llama-3-8B": (128256, 4096, False),
+    "Qwen2.5-7B": (152064, 3584, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONFIG_JSON))
+def test_real_embedding_configs_match_config_json(name):
+    config = REAL_EMBEDDING_CONFIGS[name]
+    got = (config["vocab_size"], config["hidden_size"], config["tie_word_embeddings"])
+    assert got == _CONFIG_JSON[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "config_class"),
+    [("Gemma-2-2B", "Gemma2Config"), ("Mistral-7B-v0.1", "MistralConfig"),
+     ("Llama-2-7B", "LlamaConfig")],
+)  # fmt: skip
+def test_real_embedding_configs_match_transformers_defaults(name, config_class):
+    # the config classes' defaults are these models' sizes: MistralConfig's and LlamaConfig's
+    # docstrings name Mistral-7B-v0.1 and Llama-2-7b-hf; Gemma2Config's defaults (hidden 2304,
+    # 26 layers, 8 heads, 4 KV heads, intermediate 9216) are google/gemma-2-2b's config.json
+    # (e.g. https://huggingface.co/indiebot-community/gemma-2-2b-it-bnb-4bit, commit 21852ba)
+    import transformers
+
+    default = getattr(transformers, config_class)()
+    if config_class == "Gemma2Config":
+        sizes = (default.hidden_size, default.num_hidden_layers, default.num_attention_heads,
+                 default.num_key_value_heads, default.intermediate_size)  # fmt: skip
+        assert sizes == (2304, 26, 8, 4, 9216)
+    config = REAL_EMBEDDING_CONFIGS[name]
+    got = (config["vocab_size"], config["hidden_size"], config["tie_word_embeddings"])
+    assert got == (default.vocab_size, default.hidden_size, default.tie_word_embeddings)

@@ -495,3 +495,50 @@ def test_yarn_edge_cases_match_transformers(case):
     assert torch.isfinite(inv).all()
     torch.testing.assert_close(inv, hf_inv.float(), rtol=1e-6, atol=0)
     assert att == pytest.approx(hf_att, rel=1e-12)
+
+
+# ------------------------------------------------------------------------------ second sources
+
+# Values from config.json files found with the project's search tool (copies of the official
+# files, each naming the model in `_name_or_path`), typed from those files, not from memory:
+#   Meta-Llama-3-8B: https://huggingface.co/pandyamarut/Meta-Llama-3-8B/blob/3689724debf35846edda50e9442887aa41c7157c/config.json
+#     ("_name_or_path": "meta-llama/Meta-Llama-3-8B", "rope_theta": 500000.0, "rope_scaling": null,
+#      "max_position_embeddings": 8192, hidden_size 4096, num_attention_heads 32)
+#   Llama-3.1-8B: https://huggingface.co/NbAiLab/nb-llama-3.1-8B/blob/main/config.json
+#     ("_name_or_path": "meta-llama/Llama-3.1-8B", rope_scaling llama3 factor 8.0, low 1.0, high 4.0,
+#      original_max_position_embeddings 8192, rope_theta 500000.0, max_position_embeddings 131072)
+#   Qwen2.5 YaRN: https://huggingface.co/raphgg/test4-2.5-72B/blob/main/config.json
+#     ("_name_or_path": "/data/models/Qwen2.5-72B-Instruct", rope_scaling yarn factor 4.0,
+#      original_max_position_embeddings 32768, rope_theta 1000000.0), the setting the Qwen2.5
+#     Instruct cards give for long texts; Qwen2.5-7B-Instruct: hidden 3584, 28 heads
+#     (https://huggingface.co/osllmai-community/Qwen2.5-7B-Instruct/blob/main/config.json)
+SECOND_SOURCE = {
+    "Llama-3-8B": {"rope_type": "default", "d_head": 4096 // 32, "base": 500000.0, "params": {},
+                   "context_length": 8192},
+    "Llama-3.1-8B": {"rope_type": "llama3", "d_head": 4096 // 32, "base": 500000.0,
+                     "params": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 8192},
+                     "context_length": 131072},
+    "Qwen2.5-7B-Instruct (YaRN)": {"rope_type": "yarn", "d_head": 3584 // 28, "base": 1000000.0,
+                                   "params": {"factor": 4.0,
+                                              "original_max_position_embeddings": 32768},
+                                   "context_length": 4 * 32768},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_SOURCE))
+def test_real_configs_match_a_second_source(name):
+    ours = {k: v for k, v in REAL_CONFIGS[name].items() if k != "source"}
+    assert ours == SECOND_SOURCE[name]
+
+
+def test_llama2_config_matches_transformers_defaults():
+    # LlamaConfig's defaults describe meta-llama/Llama-2-7b-hf (its docstring says so)
+    import transformers
+
+    config = transformers.LlamaConfig()
+    assert "meta-llama/Llama-2-7b-hf" in transformers.LlamaConfig.__doc__
+    expected = {"rope_type": "default", "d_head": config.hidden_size // config.num_attention_heads,
+                "base": config.rope_parameters["rope_theta"], "params": {}}  # fmt: skip
+    ours = REAL_CONFIGS["Llama-2-7B"]
+    assert {k: ours[k] for k in expected} == expected
