@@ -734,3 +734,38 @@ def test_an_edited_asset_makes_every_page_out_of_date(tmp_path, monkeypatch):
     config = type("Config", (), {})()
     handler(None, config)
     assert config.bookext_assets_digest == plotly_mime.assets_digest()
+
+
+# --------------------------------------------------------------------------- section sizes
+
+
+def test_section_sizes_are_written_once_per_section_and_replaced_not_repeated():
+    from bookext.section_sizes import cache_key, with_sizes
+
+    page = '<section id="a"><h2>A</h2><section id="a-b"><p>x</p></section></section>'
+    sizes = {"a": [[390, 900], [1280, 400], [390, 900]], "a-b": [[1280, 120]]}
+    once = with_sizes(page, sizes)
+    assert once == (
+        '<section id="a" data-sizes="390:900 1280:400"><h2>A</h2>'
+        '<section id="a-b" data-sizes="1280:120"><p>x</p></section></section>'
+    )
+    # A second build replaces the sizes; a section no longer measured loses them.
+    again = with_sizes(once, {"a": [[1280, 410]]})
+    assert again == (
+        '<section id="a" data-sizes="1280:410"><h2>A</h2><section id="a-b"><p>x</p></section>'
+        "</section>"
+    )
+    # The cache key ignores the sizes already written, and sees any other change.
+    assert cache_key(once, "css") == cache_key(page, "css") == cache_key(again, "css")
+    assert cache_key(page.replace("x", "y"), "css") != cache_key(page, "css")
+    assert cache_key(page, "other css") != cache_key(page, "css")
+
+
+def test_every_page_loads_the_page_script():
+    from bookext.plotly_mime import ASSETS
+    from bookext.theme_options import PAGE_SCRIPT
+
+    script = (ASSETS / PAGE_SCRIPT).read_text()
+    # Both fixes are in it: the toggles handed to the first (bound) button, and the sizes.
+    assert 'forward(".primary-toggle")' in script and 'forward(".secondary-toggle")' in script
+    assert "containIntrinsicSize" in script and "data-sizes" in script
