@@ -769,3 +769,20 @@ def test_every_page_loads_the_page_script():
     # Both fixes are in it: the toggles handed to the first (bound) button, and the sizes.
     assert 'forward(".primary-toggle")' in script and 'forward(".secondary-toggle")' in script
     assert "containIntrinsicSize" in script and "data-sizes" in script
+
+
+def test_only_solution_cells_get_the_solution_label():
+    from bookext.keyboard import fix_body
+
+    def cell(tags: str) -> str:
+        return (
+            f'<div class="cell {tags} docutils container">\n<details class="admonition hide '
+            'above-input">\n<summary>\n<p class="collapsed admonition-title">Show code cell '
+            'content</p>\n<p class="expanded admonition-title">Hide code cell content</p>\n'
+            "</summary>"
+        )
+
+    solution, other = cell("tag_solution tag_hide-cell"), cell("tag_hide-cell")
+    out = fix_body(solution + other)
+    assert out.count("Show the solution") == 1 and out.count("Hide the solution") == 1
+    assert out.endswith(other)

@@ -203,6 +203,11 @@
       setPath(layout, key, update[key]);
     });
     var config = { responsive: true, displaylogo: false, showLink: false };
+    // On a touch screen (no hover) plotly's tool bar covers the figure's titles after a tap, and
+    // its zoom/pan tools fight the page's scrolling: no tool bar there.
+    if (window.matchMedia && window.matchMedia("(hover: none)").matches) {
+      config.displayModeBar = false;
+    }
     var drawnTheme = document.documentElement.dataset.theme;
     loadPlotly().then(function () {
       return Plotly.newPlot(div, fig.data, layout, config);

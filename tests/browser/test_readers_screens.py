@@ -258,3 +258,31 @@ def test_the_page_is_as_tall_at_load_as_once_read(page, recorder_factory, site_u
     assert abs(read - at_load) <= 0.03 * read, (
         f"{page}: {at_load} px tall at load, {read} px once every section was drawn"
     )
+
+
+def test_a_phone_shows_no_plotly_tool_bar(browser, site_url):
+    """On a touch screen plotly's mode bar would cover the titles after a tap: there is none."""
+    from .test_site import DRAW_ALL
+
+    context = phone(browser, site_url)
+    try:
+        p = context.new_page()
+        p.goto(f"{site_url}/chapters/08_rope.html", wait_until="load")
+        assert p.evaluate(DRAW_ALL) > 0
+        p.locator(".bookplot-graph").first.tap()
+        bars = p.evaluate("document.querySelectorAll('.bookplot-graph .modebar').length")
+        assert bars == 0, f"{bars} plotly tool bars on a phone"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_exercise_solutions_are_labelled_as_solutions(page, recorder_factory, site_url):
+    rec = recorder_factory()
+    rec.page.goto(f"{site_url}/{page}", wait_until="load")
+    labels = rec.page.evaluate(
+        "Array.from(document.querySelectorAll('.cell.tag_solution summary'))"
+        ".map((s) => s.textContent.trim().replace(/\\s+/g, ' '))"
+    )
+    assert labels, f"{page}: no solution toggles (every chapter has exercises)"
+    assert all(label.startswith("Show the solution") for label in labels), labels
