@@ -30,9 +30,18 @@ OFFLINE := scripts/offline.sh
 NBVAL := $(BIN)/pytest --nbval chapters --nbval-current-env \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider
 
-.PHONY: setup book build-strict test test-offline test-lib test-nbval test-nbval-1thread \
+.PHONY: help setup book build-strict test test-offline test-lib test-nbval test-nbval-1thread \
 	test-browser test-readers reader-envs lint format chromium \
 	lab serve execute bench test-latest clean
+
+# Plain `make`: what to run (it builds nothing).
+help:
+	@echo "What to run (README.md says more; each sets up .venv first):"
+	@echo "  make book    build the website into _build/html (first run: setup + every chapter, ~8 min)"
+	@echo "  make test    run every test (lib, strict nbval, the site in a browser, readers; ~30 min)"
+	@echo "  make lab     read and run the chapters in JupyterLab"
+	@echo "  make serve   serve the built site on http://localhost:$(PORT)/"
+	@echo "Also: execute [NB=chapters/NN_name.ipynb], lint, format, bench, test-readers, test-latest, clean"
 
 setup: $(STAMP)
 

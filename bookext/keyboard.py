@@ -33,6 +33,13 @@ TEMPLATES = Path(__file__).parent / "templates"
 #   (aria-required-children, critical).
 _SUMMARY_LABEL = re.compile(r'(<summary\b[^>]*?)\s+aria-label="Toggle hidden content"')
 _CITATION_LIST = re.compile(r'(<div\b[^>]*?)\s+role="list"(?=[^>]*class="citation-list")')
+# An exercise's solution cell (tags solution + hide-cell) says so on its toggle, instead of
+# myst-nb's generic "Show code cell content".
+_SOLUTION_TOGGLE = re.compile(
+    r'(<div class="cell tag_solution\b[^"]*">\s*<details class="[^"]*\bhide\b[^"]*">\s*<summary>\s*'
+    r'<p class="collapsed admonition-title">)Show code cell content(</p>\s*'
+    r'<p class="expanded admonition-title">)Hide code cell content(</p>)'
+)
 
 
 def page_has_figure(doctree: nodes.document | None) -> bool:
@@ -43,8 +50,9 @@ def page_has_figure(doctree: nodes.document | None) -> bool:
 
 
 def fix_body(body: str) -> str:
-    """The page body with the two axe-core faults above removed (nothing else changes)."""
-    return _CITATION_LIST.sub(r"\1", _SUMMARY_LABEL.sub(r"\1", body))
+    """The page body with the two axe-core faults above removed and solution toggles labelled."""
+    body = _CITATION_LIST.sub(r"\1", _SUMMARY_LABEL.sub(r"\1", body))
+    return _SOLUTION_TOGGLE.sub(r"\1Show the solution\2Hide the solution\3", body)
 
 
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree) -> None:

@@ -13,6 +13,9 @@
   built pages and the theme's stylesheets use (``bookicons.css`` points the theme's font families at
   them), and the ~2,400 ``.fa-NAME:before`` rules of the theme's stylesheet are cut to the icons the
   site uses. The theme itself is unchanged; only the copies in the built site are.
+- The visible ☰ and contents buttons: both themes' scripts bind only the first ``.primary-toggle``
+  (a hidden one), so on phones and tablets neither drawer opened; ``sidebar_toggles.js`` hands a
+  click on the visible button to the first one (``bookpage.js``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ EXTRA_THEME_OPTIONS = {
 }
 
 ICON_CSS = "bookicons.css"
+PAGE_SCRIPT = "bookpage.js"
 ICON_DIR = "bookicons"
 FONTAWESOME_STUB = (
     "/* bookext.theme_options: the site draws Font Awesome icons from the theme's web fonts\n"
@@ -97,6 +101,9 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
 def _on_builder_inited(app: Any) -> None:
     if app.builder.format == "html":
         app.add_css_file(ICON_CSS)
+        # bookext/assets/bookpage.js (copied by bookext.plotly_mime): the visible ☰ and contents
+        # buttons open their drawers; skipped sections get their measured height (see its header).
+        app.add_js_file(PAGE_SCRIPT, loading_method="defer")
 
 
 def icon_codepoints(theme_css: str) -> dict[str, int]:

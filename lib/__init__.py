@@ -28,4 +28,27 @@ One module per topic:
 - :mod:`lib.viz` — plotly figure builders whose sliders work in a static page.
 """
 
+import importlib
+import pkgutil
+from types import ModuleType
+
 __version__ = "0.3.1"
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``lib.rope`` after a bare ``import lib``: a submodule is imported the first time it is named.
+
+    ``import lib`` itself stays as cheap as before (no torch, no plotly); ``help(lib.rope.apply_rope)``
+    imports ``lib.rope`` then. Any name that is not a submodule raises AttributeError as usual.
+    """
+    if not name.startswith("__") and name in _submodule_names():
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_submodule_names()})
+
+
+def _submodule_names() -> set[str]:
+    return {m.name for m in pkgutil.iter_modules(__path__)}

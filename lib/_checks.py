@@ -385,7 +385,8 @@ def check_base(name: str, value: object) -> float:
         TypeError: ``value`` is not a real number.
         ValueError: ``value`` is not finite or ``<= 1``.
     """
-    value = check_positive_float(name, value)
+    # Not check_positive_float: its "must be > 0" would name the wrong rule for base = -10000.
+    value = check_float(name, value)
     if value <= 1.0:
         raise ValueError(
             f"{name} must be > 1 (the frequencies base^(-2i/d) must fall with i; base 1 gives "

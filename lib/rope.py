@@ -303,6 +303,15 @@ def _check_table(name: str, table: torch.Tensor, x: torch.Tensor) -> None:
         )
     n_pos = x.shape[-2]
     if table.dim() >= 2 and table.shape[-2] not in (1, n_pos):
+        if x.dim() >= 3 and x.shape[-3] == table.shape[-2]:
+            # The rows match dim -3 of x: x is most likely [B, T, H, d_head] (Meta's layout), and
+            # slicing or extending the table would rotate heads by the wrong angles.
+            raise ValueError(
+                f"{name} has {table.shape[-2]} rows but x has {n_pos} positions in dim -2 and "
+                f"{x.shape[-3]} in dim -3: x looks like [B, T, H, d_head] (heads after the "
+                f"sequence axis); x must be [..., T, d_head], e.g. [B, H, T, d_head]: pass "
+                f"x.transpose(-3, -2), and transpose the result back"
+            )
         if table.shape[-2] < n_pos:
             raise ValueError(
                 f"x has T = {n_pos} positions but {name} has only {table.shape[-2]} rows: "

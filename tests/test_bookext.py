@@ -734,3 +734,55 @@ def test_an_edited_asset_makes_every_page_out_of_date(tmp_path, monkeypatch):
     config = type("Config", (), {})()
     handler(None, config)
     assert config.bookext_assets_digest == plotly_mime.assets_digest()
+
+
+# --------------------------------------------------------------------------- section sizes
+
+
+def test_section_sizes_are_written_once_per_section_and_replaced_not_repeated():
+    from bookext.section_sizes import cache_key, with_sizes
+
+    page = '<section id="a"><h2>A</h2><section id="a-b"><p>x</p></section></section>'
+    sizes = {"a": [[390, 900], [1280, 400], [390, 900]], "a-b": [[1280, 120]]}
+    once = with_sizes(page, sizes)
+    assert once == (
+        '<section id="a" data-sizes="390:900 1280:400"><h2>A</h2>'
+        '<section id="a-b" data-sizes="1280:120"><p>x</p></section></section>'
+    )
+    # A second build replaces the sizes; a section no longer measured loses them.
+    again = with_sizes(once, {"a": [[1280, 410]]})
+    assert again == (
+        '<section id="a" data-sizes="1280:410"><h2>A</h2><section id="a-b"><p>x</p></section>'
+        "</section>"
+    )
+    # The cache key ignores the sizes already written, and sees any other change.
+    assert cache_key(once, "css") == cache_key(page, "css") == cache_key(again, "css")
+    assert cache_key(page.replace("x", "y"), "css") != cache_key(page, "css")
+    assert cache_key(page, "other css") != cache_key(page, "css")
+
+
+def test_every_page_loads_the_page_script():
+    from bookext.plotly_mime import ASSETS
+    from bookext.theme_options import PAGE_SCRIPT
+
+    script = (ASSETS / PAGE_SCRIPT).read_text()
+    # Both fixes are in it: the toggles handed to the first (bound) button, and the sizes.
+    assert 'forward(".primary-toggle")' in script and 'forward(".secondary-toggle")' in script
+    assert "containIntrinsicSize" in script and "data-sizes" in script
+
+
+def test_only_solution_cells_get_the_solution_label():
+    from bookext.keyboard import fix_body
+
+    def cell(tags: str) -> str:
+        return (
+            f'<div class="cell {tags} docutils container">\n<details class="admonition hide '
+            'above-input">\n<summary>\n<p class="collapsed admonition-title">Show code cell '
+            'content</p>\n<p class="expanded admonition-title">Hide code cell content</p>\n'
+            "</summary>"
+        )
+
+    solution, other = cell("tag_solution tag_hide-cell"), cell("tag_hide-cell")
+    out = fix_body(solution + other)
+    assert out.count("Show the solution") == 1 and out.count("Hide the solution") == 1
+    assert out.endswith(other)

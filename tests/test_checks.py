@@ -208,8 +208,9 @@ def test_the_base_list_covers_every_scaling_method():
 
 
 @pytest.mark.parametrize("user", sorted(BASE_USERS))
-@pytest.mark.parametrize("base", [1.0, 0.5, 1 - 1e-12])
+@pytest.mark.parametrize("base", [1.0, 0.5, 1 - 1e-12, 0.0, -10_000])
 def test_a_base_at_most_1_is_refused_everywhere(user, base):
+    # The message names the real rule, > 1, also for base <= 0 (not "must be > 0").
     with pytest.raises(ValueError, match=r"base must be > 1 .* got "):
         BASE_USERS[user](base)
 

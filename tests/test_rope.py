@@ -300,6 +300,21 @@ def test_the_table_contract_is_broadcasting():
         apply_rope(x, cos, sin)  # the whole table: callers slice
 
 
+@pytest.mark.parametrize(("n_heads", "n_pos"), [(4, 10), (12, 10)])
+def test_x_in_meta_layout_is_named_not_sliced(n_heads, n_pos):
+    """x as [B, T, H, d] (heads after the sequence axis) with a table of its T rows: the error says
+    the layout is wrong; slicing the table to H rows (fewer or more) would rotate by wrong angles."""
+    cos, sin = rope_frequencies(8, max_len=32)
+    x = torch.randn(2, n_pos, n_heads, 8)
+    with pytest.raises(ValueError, match=r"x looks like \[B, T, H, d_head\].*transpose") as info:
+        apply_rope(x, cos[:n_pos], sin[:n_pos])
+    assert "slice the rows" not in str(info.value)
+    assert "positions past the table" not in str(info.value)
+    # The layout it asks for works.
+    y = apply_rope(x.transpose(-3, -2), cos[:n_pos], sin[:n_pos]).transpose(-3, -2)
+    assert y.shape == x.shape
+
+
 def test_output_dtype_and_shape_follow_x():
     cos, sin = rope_frequencies(8, max_len=4)
     for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):

@@ -48,10 +48,24 @@
       grid: dark ? "rgba(200,200,200,0.25)" : "rgba(128,128,128,0.3)",
       sliderBg: dark ? "#555555" : "#f0f0f0",
       sliderBorder: dark ? "#aaaaaa" : "#bec8d9",
+      // Figure buttons and menus (layout.updatemenus): plotly fills them with paper_bgcolor, which
+      // the book leaves transparent, so without these their dark text sat on the dark page.
+      // Text on menuBg, and on the active button's fill (bookplot.css): >= 7:1 in both themes.
+      menuFont: dark ? "#f0f0f0" : "#222222",
+      menuBg: dark ? "#333333" : "#f4f4f4",
+      menuBorder: dark ? "#aaaaaa" : "#8a8a8a",
     };
   }
 
-  function themeUpdate(layout) {
+  // Which of a figure's menus the author coloured (bgcolor set in the figure's JSON): those keep
+  // their own colours in both themes (ch8's light play buttons read on either page).
+  function ownMenus(layout) {
+    return (layout.updatemenus || []).map(function (m) {
+      return Boolean(m && m.bgcolor);
+    });
+  }
+
+  function themeUpdate(layout, own) {
     var c = themeColors();
     var update = { "font.color": c.font };
     Object.keys(layout).forEach(function (key) {
@@ -68,7 +82,14 @@
       update["sliders[" + i + "].currentvalue.font.color"] = c.font;
     });
     (layout.updatemenus || []).forEach(function (_, i) {
-      update["updatemenus[" + i + "].font.color"] = "#222222";
+      var m = "updatemenus[" + i + "].";
+      if (own && own[i]) {
+        update[m + "font.color"] = "#222222";
+        return;
+      }
+      update[m + "font.color"] = c.menuFont;
+      update[m + "bgcolor"] = c.menuBg;
+      update[m + "bordercolor"] = c.menuBorder;
     });
     return update;
   }
@@ -101,9 +122,51 @@
     });
   }
 
+  // A figure's menus (layout.updatemenus) side by side can collide: ch12's row of buttons at the
+  // left and its dropdown at the right of one line overlap in a ~690 px column. Each menu that
+  // overlaps an earlier one moves to a line of its own above it (the top margin grows by that
+  // line), so every button stays readable and clickable. Boxes from plotly's own layout (_dims).
+  function menuBox(m) {
+    var d = m && m._dims;
+    if (!d || m.visible === false) return null;
+    var dropdown = m.type !== "buttons";
+    var w = dropdown ? d.width1 : d.totalWidth;
+    var h = dropdown ? d.height1 : d.totalHeight;
+    return { l: d.lx, t: d.ly, r: d.lx + w, b: d.ly + h, h: h };
+  }
+
+  function overlapping(a, b) {
+    return a.l < b.r - 1 && b.l < a.r - 1 && a.t < b.b - 1 && b.t < a.b - 1;
+  }
+
+  function separateMenus(div, tries) {
+    var fl = div._fullLayout;
+    var menus = (fl && fl.updatemenus) || [];
+    var boxes = menus.map(menuBox);
+    for (var j = 1; j < boxes.length; j++) {
+      for (var i = 0; i < j; i++) {
+        if (!boxes[i] || !boxes[j] || !overlapping(boxes[i], boxes[j])) continue;
+        if (tries <= 0) return null;
+        var gap = 6;
+        var grow = Math.ceil(boxes[j].h + gap);
+        return Plotly.relayout(div, { "margin.t": fl.margin.t + grow }).then(function () {
+          var z = div._fullLayout._size;
+          var top = menuBox(div._fullLayout.updatemenus[i]).t;
+          var update = {};
+          update["updatemenus[" + j + "].yanchor"] = "bottom";
+          update["updatemenus[" + j + "].y"] = 1 - (top - gap - z.t) / z.h;
+          return Plotly.relayout(div, update);
+        }).then(function () {
+          return separateMenus(div, tries - 1);
+        });
+      }
+    }
+    return null;
+  }
+
   function applyTheme(div) {
     if (!div.layout || !div.dataset.drawn) return;
-    Plotly.relayout(div, themeUpdate(div.layout));
+    Plotly.relayout(div, themeUpdate(div.layout, div.bookplotOwnMenus));
   }
 
   function draw(div) {
@@ -134,16 +197,27 @@
         trace.colorbar = Object.assign({ ticklabeloverflow: "allow" }, trace.colorbar);
       }
     });
-    var update = themeUpdate(layout);
+    div.bookplotOwnMenus = ownMenus(layout);
+    var update = themeUpdate(layout, div.bookplotOwnMenus);
     Object.keys(update).forEach(function (key) {
       setPath(layout, key, update[key]);
     });
     var config = { responsive: true, displaylogo: false, showLink: false };
+    // On a touch screen (no hover) plotly's tool bar covers the figure's titles after a tap, and
+    // its zoom/pan tools fight the page's scrolling: no tool bar there.
+    if (window.matchMedia && window.matchMedia("(hover: none)").matches) {
+      config.displayModeBar = false;
+    }
     var drawnTheme = document.documentElement.dataset.theme;
     loadPlotly().then(function () {
       return Plotly.newPlot(div, fig.data, layout, config);
     }).then(function () {
       return fig.frames && fig.frames.length ? Plotly.addFrames(div, fig.frames) : null;
+    }).then(function () {
+      // Not while the build measures margins: those are the margins before the extra line, which
+      // this then adds once (so a measured figure is not moved up twice).
+      var menus = (layout.updatemenus || []).length;
+      return menus > 1 && !window.bookplotMeasuring ? separateMenus(div, 3) : null;
     }).then(function () {
       delete div.dataset.drawing;
       div.dataset.drawn = "1";
