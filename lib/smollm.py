@@ -39,8 +39,8 @@ from typing import Any
 
 import torch
 
-from lib._checks import check_choice, check_positions, check_token_ids
-from lib.rope import apply_rope, permute_qk_weight_meta_to_hf, rope_angles, rope_inv_freq
+from lib._checks import check_choice, check_even, check_floating, check_positions, check_token_ids
+from lib.rope import PAIRINGS, apply_rope, permute_qk_weight_meta_to_hf, rope_angles, rope_inv_freq
 
 __all__ = [
     "GGML_TYPES",
@@ -49,9 +49,11 @@ __all__ = [
     "SMOLLM_PACKAGE",
     "GGUFContents",
     "SmolLMTrace",
+    "attention_by_distance",
     "dequantize",
     "load_smollm",
     "read_gguf",
+    "rope_pair_norms",
     "smollm_config",
     "smollm_gguf_path",
     "smollm_state_dict",
@@ -283,7 +285,9 @@ def smollm_config(contents: GGUFContents | None = None) -> Any:
 
     meta = (contents or read_gguf(smollm_gguf_path())).metadata
     if meta.get("general.architecture") != "llama":
-        raise ValueError(f"contents must describe a llama model, got {meta.get('general.architecture')!r}")
+        raise ValueError(
+            f"contents must describe a llama model, got {meta.get('general.architecture')!r}"
+        )
     heads = int(meta["llama.attention.head_count"])
     config = LlamaConfig(
         vocab_size=int(meta["llama.vocab_size"]),
@@ -329,7 +333,9 @@ def _hf_name(name: str) -> str:
     return f"model.layers.{layer}.{_NAMES[part]}.{suffix}"
 
 
-def _raw_tensors(contents: GGUFContents) -> Iterator[tuple[str, int, tuple[int, ...], torch.Tensor]]:
+def _raw_tensors(
+    contents: GGUFContents,
+) -> Iterator[tuple[str, int, tuple[int, ...], torch.Tensor]]:
     """Each tensor's GGUF name, ggml type, shape and bytes (read one at a time: no copy of the file)."""
     with open(contents.path, "rb") as handle:
         for name, (kind, shape, offset) in contents.tensors.items():
@@ -389,6 +395,8 @@ class _PackedLinear(torch.nn.Module):
     product with the same dequantized weight.
     """
 
+    raw: torch.Tensor
+
     def __init__(self, raw: torch.Tensor, ggml_type: int, shape: tuple[int, int]) -> None:
         super().__init__()
         self.register_buffer("raw", raw, persistent=False)
@@ -431,7 +439,9 @@ def smollm_tokenizer(contents: GGUFContents | None = None) -> Any:
 
     meta = (contents or read_gguf(smollm_gguf_path())).metadata
     if meta.get("tokenizer.ggml.model") != "gpt2":
-        raise ValueError(f"contents must hold a gpt2 (byte-level BPE) tokenizer, got {meta.get('tokenizer.ggml.model')!r}")
+        raise ValueError(
+            f"contents must hold a gpt2 (byte-level BPE) tokenizer, got {meta.get('tokenizer.ggml.model')!r}"
+        )
     tokens: list[str] = meta["tokenizer.ggml.tokens"]
     merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
     backend = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
@@ -442,7 +452,9 @@ def smollm_tokenizer(contents: GGUFContents | None = None) -> Any:
         ]
     )
     backend.decoder = decoders.ByteLevel()
-    control = [t for t, kind in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True) if kind == 3]
+    control = [
+        t for t, kind in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True) if kind == 3
+    ]
     backend.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
 
     def token(key: str) -> str:
@@ -491,12 +503,14 @@ def load_smollm() -> tuple[Any, Any]:
     state: dict[str, torch.Tensor] = {}
     for name, kind, shape, raw in _raw_tensors(contents):
         hf_name = _hf_name(name)
+        heads = _qk_heads(name, contents.metadata)
         if ".mlp." in hf_name and GGML_TYPES[kind][1] > 1:  # keep the big matrices packed
             parent, child, _ = hf_name.rsplit(".", 2)
-            setattr(model.get_submodule(parent), child, _PackedLinear(raw, kind, (shape[0], shape[1])))
+            setattr(
+                model.get_submodule(parent), child, _PackedLinear(raw, kind, (shape[0], shape[1]))
+            )
             continue
         weight = dequantize(raw, kind, shape)
-        heads = _qk_heads(name, contents.metadata)
         state[hf_name] = weight if heads is None else permute_qk_weight_meta_to_hf(weight, heads)
     model.load_state_dict(state, strict=False, assign=True)
     if config.tie_word_embeddings:
@@ -540,13 +554,22 @@ class SmolLMTrace:
 
 
 @contextlib.contextmanager
-def _rope_hook(record: dict[str, list[torch.Tensor]], positions: torch.Tensor, rope: str) -> Iterator[None]:
+def _rope_hook(
+    record: dict[str, list[torch.Tensor]], positions: torch.Tensor, rope: str
+) -> Iterator[None]:
     from transformers.models.llama import modeling_llama
 
     original = modeling_llama.apply_rotary_pos_emb
     inv_freq = rope_inv_freq(64, 100000.0)
 
-    def hooked(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def hooked(
+        q: torch.Tensor,
+        k: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if rope == "lib":
             angles = rope_angles(positions, inv_freq.to(q.device))  # [T, d/2]
             q_rot = apply_rope(q, angles.cos(), angles.sin(), pairing=_ROPE_PAIRING)
@@ -557,7 +580,7 @@ def _rope_hook(record: dict[str, list[torch.Tensor]], positions: torch.Tensor, r
             record[key].append(value[0].detach())
         return q_rot, k_rot
 
-    modeling_llama.apply_rotary_pos_emb = hooked  # type: ignore[assignment]
+    modeling_llama.apply_rotary_pos_emb = hooked
     try:
         yield
     finally:
@@ -611,15 +634,21 @@ def smollm_trace(
     elif isinstance(text, torch.Tensor):
         ids = check_token_ids(text, model.config.vocab_size, name="text")
         if ids.ndim != 1 or ids.numel() == 0:
-            raise ValueError(f"text must be a non-empty 1-D tensor of ids, got shape {tuple(ids.shape)}")
+            raise ValueError(
+                f"text must be a non-empty 1-D tensor of ids, got shape {tuple(ids.shape)}"
+            )
     else:
-        raise TypeError(f"text must be a string or a 1-D tensor of token ids, got {type(text).__name__}")
+        raise TypeError(
+            f"text must be a string or a 1-D tensor of token ids, got {type(text).__name__}"
+        )
     T = ids.numel()
     if positions is None:
         positions = torch.arange(T)
     positions = check_positions("positions", positions)
     if positions.shape != (T,):
-        raise ValueError(f"positions must have shape ({T},), one per token, got {tuple(positions.shape)}")
+        raise ValueError(
+            f"positions must have shape ({T},), one per token, got {tuple(positions.shape)}"
+        )
     record: dict[str, list[torch.Tensor]] = {"q": [], "k": [], "q_rot": [], "k_rot": []}
     with torch.no_grad(), _rope_hook(record, positions, rope):
         out = model(
@@ -641,3 +670,77 @@ def smollm_trace(
         k_rot=torch.stack(record["k_rot"]),
         attentions=torch.stack([a[0] for a in out.attentions]),
     )
+
+
+def rope_pair_norms(x: torch.Tensor, *, pairing: str = "half") -> torch.Tensor:
+    """The length of each rotated pair of ``x``: what RoPE leaves unchanged.
+
+    A rotation keeps each pair's length, so these norms are the same before and after RoPE; their
+    size per pair shows which frequency bands a model's queries and keys use (Barbero et al. 2024).
+
+    Equation:
+        n_i = sqrt(x_a² + x_b²),  (a, b) = (i, i + d/2) ("half") or (2i, 2i + 1) ("interleaved")
+
+    Args:
+        x: queries or keys, a floating tensor with an even last dimension.
+        pairing: ``"half"`` or ``"interleaved"`` (:data:`lib.rope.PAIRINGS`).
+
+    Returns:
+        The pair norms.
+
+    Raises:
+        TypeError: ``x`` is not a floating tensor.
+        ValueError: an odd last dimension, or an unknown ``pairing``.
+
+    Shapes:
+        x: [..., d] -> [..., d // 2]
+
+    References:
+        Barbero et al., Round and Round We Go! What makes Rotary Positional Encodings useful?,
+        arXiv:2410.06205.
+    """
+    x = check_floating("x", x)
+    pairing = check_choice("pairing", pairing, PAIRINGS)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (the pairs), got a scalar")
+    d = check_even("x.shape[-1]", x.shape[-1])
+    if pairing == "half":
+        a, b = x[..., : d // 2], x[..., d // 2 :]
+    else:
+        a, b = x[..., 0::2], x[..., 1::2]
+    return torch.sqrt(a * a + b * b)
+
+
+def attention_by_distance(weights: torch.Tensor) -> torch.Tensor:
+    """Mean causal attention weight at each distance j = (query position − key position).
+
+    Each of the T − j query positions that has a key j tokens back contributes once; leading
+    dimensions (layers, heads) are averaged too.
+
+    Equation:
+        a(j) = mean over i ≥ j and leading dims of A[..., i, i − j],  j = 0 … T − 1
+
+    Args:
+        weights: attention weights, a floating tensor whose last two dimensions are equal (T, T).
+
+    Returns:
+        The mean weight at distances 0 … T − 1.
+
+    Raises:
+        TypeError: ``weights`` is not a floating tensor.
+        ValueError: the last two dimensions are not equal.
+
+    Shapes:
+        weights: [..., T, T] -> [T]
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
+    """
+    weights = check_floating("weights", weights)
+    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(
+            f"weights must end in two equal dimensions [..., T, T], got {tuple(weights.shape)}"
+        )
+    T = weights.shape[-1]
+    flat = weights.reshape(-1, T, T)
+    return torch.stack([torch.diagonal(flat, offset=-j, dim1=1, dim2=2).mean() for j in range(T)])
