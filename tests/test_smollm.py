@@ -171,7 +171,9 @@ def test_tokenizer_equals_transformers_gguf_tokenizer_without_digits(reference):
 def test_every_digit_is_its_own_token_and_nothing_is_out_of_vocabulary(contents):
     _, tokenizer = load_smollm()
     tokens = contents.metadata["tokenizer.ggml.tokens"]
-    assert not [t for t in tokens if len(t) > 1 and any(c.isdigit() for c in t)]
+    # no token longer than one character holds an ASCII digit (byte-level spellings like "Â³" use
+    # superscripts, which str.isdigit would count)
+    assert not [t for t in tokens if len(t) > 1 and any(c in "0123456789" for c in t)]
     assert tokenizer.tokenize(" 2024") == ["Ġ", "2", "0", "2", "4"]
     assert tokenizer.tokenize("Hello world") == ["Hello", "Ġworld"]
     assert tokenizer.decode(tokenizer("😀 x")["input_ids"]) == "😀 x"
