@@ -46,12 +46,13 @@ help:
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-kernel.txt requirements-build.txt requirements-test.txt \
-		requirements-lock.txt pyproject.toml
+		requirements-lock.txt requirements-nodeps.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 	$(PY) -m pip install --quiet --no-deps -c requirements-lock.txt \
 		$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch
 	$(PY) -m pip install --quiet -r requirements.txt -c requirements-lock.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt -c requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 

@@ -11,6 +11,7 @@ One module per topic:
 - :mod:`lib.glove` — co-occurrence counts and the GloVe objective.
 - :mod:`lib.count_vectors` — count-based vectors (PPMI and truncated SVD).
 - :mod:`lib.pretrained` — all-MiniLM-L6-v2 loaded offline from an installed package.
+- :mod:`lib.smollm` — SmolLM2-135M-Instruct (a Llama decoder) loaded offline from its GGUF file.
 - :mod:`lib.tiny_lm` — a tiny language model with optional weight tying.
 - :mod:`lib.sinusoidal` — the original Transformer's sinusoidal positional encoding.
 - :mod:`lib.learned` — learned absolute position tables (GPT-2 / BERT).

