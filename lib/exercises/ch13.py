@@ -15,7 +15,7 @@ import torch
 from lib.exercises import exercise, require, require_int, require_real
 from lib.lab import EnsembleEval
 
-CHAPTER = "12_comparison_lab"
+CHAPTER = "13_comparison_lab"
 
 TRAIN_LEN, MAX_LEN, D_MODEL, N_HEADS = 32, 128, 64, 4
 #: The length of the experiment in exercise 4: eight times the training length.
