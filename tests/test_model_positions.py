@@ -15,7 +15,7 @@ def _config(row):
 
 
 def _head_dim(cfg):
-    if hasattr(cfg, "per_layer_config"):
+    if isinstance(cfg, Gemma4TextConfig):
         return cfg.per_layer_config[0].head_dim  # layer 0 is a sliding layer in every row
     return getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
 
