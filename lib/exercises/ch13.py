@@ -1,4 +1,4 @@
-"""Checkers for chapter 12, "Comparison and a length-extrapolation lab".
+"""Checkers for chapter 13, "Comparison and a length-extrapolation lab".
 
 The expected answers of the first three are computed here from the formulas (not from
 :mod:`lib.lab`), with the lab's default sizes: training length 32, evaluation up to
