@@ -136,7 +136,9 @@ def decoupled_scores(
     return (content + position) * scaling
 
 
-def absorbed_nope_scores(q_nope: torch.Tensor, c_kv: torch.Tensor, w_uk: torch.Tensor) -> torch.Tensor:
+def absorbed_nope_scores(
+    q_nope: torch.Tensor, c_kv: torch.Tensor, w_uk: torch.Tensor
+) -> torch.Tensor:
     """The content scores computed on the latent cache: ``W_UK`` absorbed into the query.
 
     Equation:

@@ -211,7 +211,9 @@ def layer_inv_freqs(name: str) -> list[torch.Tensor]:
             total = m.qk_head_dim // 2
             rot = rope_inv_freq(m.rotated_dims, float(params["rope_theta"])) if params else None  # type: ignore[index]  # a dict when not None
             zeros = torch.zeros(total - m.rotated_dims // 2)
-            out.append(torch.cat([zeros, rot if rot is not None else torch.zeros(m.rotated_dims // 2)]))
+            out.append(
+                torch.cat([zeros, rot if rot is not None else torch.zeros(m.rotated_dims // 2)])
+            )
             continue
         if params is None:
             out.append(torch.zeros(d // 2))

@@ -61,7 +61,9 @@ def rerotate_keys(
         if d.ndim == 0:
             d = d.expand(k.shape[-2])
         if d.shape != (k.shape[-2],):
-            raise ValueError(f"delta must be an int or have shape [{k.shape[-2]}], got {tuple(d.shape)}")
+            raise ValueError(
+                f"delta must be an int or have shape [{k.shape[-2]}], got {tuple(d.shape)}"
+            )
     angles = (d[:, None] * freq.to(torch.float64)[None, :]).to(torch.float32)
     return apply_rope(k, angles.cos(), angles.sin(), pairing=pairing)
 

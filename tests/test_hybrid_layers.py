@@ -4,8 +4,17 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from transformers import Cohere2Config, Gemma2Config, Gemma3TextConfig, Llama4TextConfig, SmolLM3Config
-from transformers.masking_utils import chunked_causal_mask_function, sliding_window_causal_mask_function
+from transformers import (
+    Cohere2Config,
+    Gemma2Config,
+    Gemma3TextConfig,
+    Llama4TextConfig,
+    SmolLM3Config,
+)
+from transformers.masking_utils import (
+    chunked_causal_mask_function,
+    sliding_window_causal_mask_function,
+)
 from transformers.models.llama4.modeling_llama4 import Llama4TextAttention
 
 from lib.hybrid_layers import (
@@ -34,8 +43,12 @@ def test_layer_types_equal_other_families(cls, p):
 @given(st.integers(1, 60), st.integers(1, 6))
 def test_rope_flags_equal_llama4_and_smollm3(n, k):
     flags = rope_layer_flags(n, k)
-    assert flags == list(Llama4TextConfig(num_hidden_layers=n, no_rope_layer_interval=k).no_rope_layers)
-    assert flags == list(SmolLM3Config(num_hidden_layers=n, no_rope_layer_interval=k).no_rope_layers)
+    assert flags == list(
+        Llama4TextConfig(num_hidden_layers=n, no_rope_layer_interval=k).no_rope_layers
+    )
+    assert flags == list(
+        SmolLM3Config(num_hidden_layers=n, no_rope_layer_interval=k).no_rope_layers
+    )
 
 
 def _hf_mask(fn, t):
@@ -46,7 +59,9 @@ def _hf_mask(fn, t):
 
 @given(st.integers(1, 24), st.integers(1, 10))
 def test_sliding_window_mask_equals_transformers(t, w):
-    assert torch.equal(sliding_window_causal_mask(t, w), _hf_mask(sliding_window_causal_mask_function(w), t))
+    assert torch.equal(
+        sliding_window_causal_mask(t, w), _hf_mask(sliding_window_causal_mask_function(w), t)
+    )
 
 
 @given(st.integers(1, 24), st.integers(1, 10))

@@ -9,7 +9,12 @@ from transformers.models.deepseek_v3.modeling_deepseek_v3 import (
     yarn_apply_mscale,
 )
 
-from lib.mla import absorbed_nope_scores, decoupled_scores, interleave_rope_deepseek, mla_softmax_scale
+from lib.mla import (
+    absorbed_nope_scores,
+    decoupled_scores,
+    interleave_rope_deepseek,
+    mla_softmax_scale,
+)
 from lib.rope import apply_rope, rope_angles, rope_inv_freq
 
 
@@ -33,8 +38,12 @@ def test_interleave_equals_transformers(t):
     ang = rope_angles(torch.arange(t), rope_inv_freq(16))
     emb = torch.cat([ang, ang], -1)[None]
     hq, hk = apply_rotary_pos_emb_interleave(q, k, emb.cos(), emb.sin())
-    torch.testing.assert_close(interleave_rope_deepseek(q, ang.cos(), ang.sin()), hq, rtol=1e-6, atol=1e-6)
-    torch.testing.assert_close(interleave_rope_deepseek(k, ang.cos(), ang.sin()), hk, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(
+        interleave_rope_deepseek(q, ang.cos(), ang.sin()), hq, rtol=1e-6, atol=1e-6
+    )
+    torch.testing.assert_close(
+        interleave_rope_deepseek(k, ang.cos(), ang.sin()), hk, rtol=1e-6, atol=1e-6
+    )
 
 
 def test_decoupled_scores_equal_concatenated_heads():
@@ -44,7 +53,9 @@ def test_decoupled_scores_equal_concatenated_heads():
     qr = torch.randn(3, 5, 4)
     kr = torch.randn(1, 5, 4)
     full = torch.cat([qn, qr], -1) @ torch.cat([kn, kr.expand(3, -1, -1)], -1).transpose(-1, -2)
-    torch.testing.assert_close(decoupled_scores(qn, qr, kn, kr, 0.5), full * 0.5, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(
+        decoupled_scores(qn, qr, kn, kr, 0.5), full * 0.5, rtol=1e-6, atol=1e-6
+    )
 
 
 def test_absorption_holds_without_rope_and_fails_with_it():
@@ -61,7 +72,9 @@ def test_absorption_holds_without_rope_and_fails_with_it():
 
 def test_bad_input():
     with pytest.raises(ValueError, match="head dims"):
-        decoupled_scores(torch.ones(1, 2, 3), torch.ones(1, 2, 2), torch.ones(1, 2, 4), torch.ones(1, 2, 2), 1.0)
+        decoupled_scores(
+            torch.ones(1, 2, 3), torch.ones(1, 2, 2), torch.ones(1, 2, 4), torch.ones(1, 2, 2), 1.0
+        )
     with pytest.raises(ValueError, match="w_uk"):
         absorbed_nope_scores(torch.ones(1, 2, 3), torch.ones(2, 5), torch.ones(1, 3, 4))
     with pytest.raises(TypeError, match="rope_parameters"):

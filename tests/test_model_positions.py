@@ -29,7 +29,9 @@ def test_row_equals_transformers_config(name):
     assert row.tie_word_embeddings == cfg.tie_word_embeddings
     assert row.max_position_embeddings == cfg.max_position_embeddings
     assert row.head_dim == _head_dim(cfg)
-    assert row.sliding_window == getattr(cfg, "sliding_window", None) or not getattr(cfg, "use_sliding_window", True)
+    assert row.sliding_window == getattr(cfg, "sliding_window", None) or not getattr(
+        cfg, "use_sliding_window", True
+    )
     rp = cfg.rope_parameters
     for kind, params in row.rope.items():
         hf = rp if kind == "all" else rp[kind]
@@ -38,7 +40,9 @@ def test_row_equals_transformers_config(name):
         assert params["partial_rotary_factor"] == hf.get("partial_rotary_factor", 1.0)
         assert params["factor"] == hf.get("factor", 1.0)
     for i, layer in enumerate(layer_table(name)):
-        if hasattr(cfg, "layer_types") and layer["kind"] != "full_attention" or row.sliding_window_pattern:
+        if (
+            hasattr(cfg, "layer_types") and layer["kind"] != "full_attention"
+        ) or row.sliding_window_pattern:
             assert layer["kind"] == cfg.layer_types[i]
         if hasattr(cfg, "no_rope_layers"):
             assert (layer["rope"] is not None) == bool(cfg.no_rope_layers[i])

@@ -36,8 +36,12 @@ def test_rerotate_is_the_group_property(delta, pairing):
     pos = torch.arange(60, 65)
     ang = rope_angles(pos, inv).double()
     ang2 = rope_angles(pos + delta, inv).double()
-    moved = rerotate_keys(apply_rope(raw, ang.cos(), ang.sin(), pairing=pairing), delta, inv, pairing=pairing)
-    torch.testing.assert_close(moved, apply_rope(raw, ang2.cos(), ang2.sin(), pairing=pairing), rtol=1e-5, atol=1e-5)
+    moved = rerotate_keys(
+        apply_rope(raw, ang.cos(), ang.sin(), pairing=pairing), delta, inv, pairing=pairing
+    )
+    torch.testing.assert_close(
+        moved, apply_rope(raw, ang2.cos(), ang2.sin(), pairing=pairing), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_keep_indices():

@@ -76,8 +76,12 @@ def check_rerotate(answer: torch.Tensor) -> None:
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require(isinstance(answer, torch.Tensor), f"answer must be a tensor, got {type(answer).__name__}")
-    require(answer.shape == (D_KEY,), f"answer must have shape [{D_KEY}], got {tuple(answer.shape)}")
+    require(
+        isinstance(answer, torch.Tensor), f"answer must be a tensor, got {type(answer).__name__}"
+    )
+    require(
+        answer.shape == (D_KEY,), f"answer must have shape [{D_KEY}], got {tuple(answer.shape)}"
+    )
     expected = _rotate(_key(), NEW_POS)
     require(
         not torch.allclose(answer.double(), _rotate(_key(), CACHED_AT + 40), atol=1e-5),

@@ -54,7 +54,9 @@ def layer_wavelength_figure(names: Sequence[str] | None = None) -> go.Figure:
     Raises:
         ValueError: an unknown name or an empty list.
     """
-    chosen = list(MODELS) if names is None else [check_choice("names", n, tuple(MODELS)) for n in names]
+    chosen = (
+        list(MODELS) if names is None else [check_choice("names", n, tuple(MODELS)) for n in names]
+    )
     if not chosen:
         raise ValueError("names must hold at least one model")
     steps = []
@@ -63,8 +65,7 @@ def layer_wavelength_figure(names: Sequence[str] | None = None) -> go.Figure:
         rows = layer_table(name)
         text = [
             [
-                f"{r['kind']}, window {r['window'] or 'all'}"
-                + ("" if r["rope"] else ", no RoPE")
+                f"{r['kind']}, window {r['window'] or 'all'}" + ("" if r["rope"] else ", no RoPE")
                 for _ in range(grid.shape[1])
             ]
             for r in rows
