@@ -49,7 +49,7 @@ BUDGETS = {
     "draw_after_visible_s": 0.3,
     "all_drawn_s": 2.5,
 }
-LAB_CHAPTER = "12_comparison_lab"
+LAB_CHAPTER = "13_comparison_lab"
 sys.path.insert(0, str(ROOT))
 # Byte budgets are deterministic, so the browser test asserts them too (tests/browser/test_site.py).
 from bookext.localsite import CHROMIUM_ARGS, VIEWPORT, find_chromium, serve_site  # noqa: E402

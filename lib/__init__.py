@@ -21,6 +21,11 @@ One module per topic:
 - :mod:`lib.mrope` — multimodal RoPE (Qwen2-VL / Qwen3-VL).
 - :mod:`lib.relative` — relative position biases: Shaw et al.'s clipped embeddings, T5's buckets.
 - :mod:`lib.alibi` — attention with linear biases.
+- :mod:`lib.hybrid_layers` — local/global layer patterns, windows, chunks, NoPE layers (Gemma, Llama 4).
+- :mod:`lib.partial_rope` — partial rotary and proportional RoPE (GPT-NeoX, Gemma 4).
+- :mod:`lib.mla` — DeepSeek's multi-head latent attention and its decoupled RoPE.
+- :mod:`lib.rope_cache` — re-rotating cached RoPE keys (StreamingLLM-style eviction).
+- :mod:`lib.model_positions` — current models' position machinery, from transformers' configs.
 - :mod:`lib.attention` — a minimal scaled dot-product attention.
 - :mod:`lib._checks` — the argument checks every public function uses (clear TypeError/ValueError).
 - :mod:`lib.lab` — tiny models for the length-extrapolation lab.

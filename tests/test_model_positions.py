@@ -1,0 +1,74 @@
+"""lib.model_positions: every row against transformers' configuration class of the family."""
+
+import pytest
+import torch
+import transformers
+from transformers.models.gemma4.configuration_gemma4 import Gemma4TextConfig
+
+from lib.model_positions import MODELS, layer_inv_freqs, layer_table
+
+
+def _config(row):
+    if row.config_class == "Gemma4TextConfig":
+        return Gemma4TextConfig()
+    return getattr(transformers, row.config_class)()
+
+
+def _head_dim(cfg):
+    if isinstance(cfg, Gemma4TextConfig):
+        return cfg.per_layer_config[0].head_dim  # layer 0 is a sliding layer in every row
+    return getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_row_equals_transformers_config(name):
+    row = MODELS[name]
+    cfg = _config(row)
+    assert row.num_hidden_layers == cfg.num_hidden_layers
+    assert row.vocab_size == cfg.vocab_size
+    assert row.tie_word_embeddings == cfg.tie_word_embeddings
+    assert row.max_position_embeddings == cfg.max_position_embeddings
+    assert row.head_dim == _head_dim(cfg)
+    assert row.sliding_window == getattr(cfg, "sliding_window", None) or not getattr(
+        cfg, "use_sliding_window", True
+    )
+    rp = cfg.rope_parameters
+    for kind, params in row.rope.items():
+        hf = rp if kind == "all" else rp[kind]
+        assert params["rope_type"] == hf["rope_type"]
+        assert params["rope_theta"] == hf["rope_theta"]
+        assert params["partial_rotary_factor"] == hf.get("partial_rotary_factor", 1.0)
+        assert params["factor"] == hf.get("factor", 1.0)
+    for i, layer in enumerate(layer_table(name)):
+        if (
+            hasattr(cfg, "layer_types") and layer["kind"] != "full_attention"
+        ) or row.sliding_window_pattern:
+            assert layer["kind"] == cfg.layer_types[i]
+        if hasattr(cfg, "no_rope_layers"):
+            assert (layer["rope"] is not None) == bool(cfg.no_rope_layers[i])
+        if row.head_dims:
+            assert layer["head_dim"] == cfg.per_layer_config[i].head_dim
+    if row.qk_head_dim is not None:
+        assert row.qk_head_dim == cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
+        assert row.rotated_dims == cfg.qk_rope_head_dim
+        assert cfg.rope_interleave and row.pairing == "interleaved"
+    if row.attention_chunk_size is not None:
+        assert row.attention_chunk_size == cfg.attention_chunk_size
+
+
+def test_cohere2_rotates_only_sliding_layers():
+    """modeling_cohere2: apply_rotary_pos_emb only `if self.sliding_window is not None`."""
+    table = layer_table("Cohere2")
+    assert all((r["rope"] is not None) == (r["kind"] == "sliding_attention") for r in table)
+
+
+def test_inv_freqs_gemma4_global_layer():
+    freqs = layer_inv_freqs("Gemma 4")
+    assert freqs[5].shape == (256,) and int((freqs[5] > 0).sum()) == 64
+    assert freqs[0].shape == (128,) and bool((freqs[0] > 0).all())
+
+
+def test_unknown_name():
+    with pytest.raises(ValueError, match="name"):
+        layer_table("GPT-5")
+    assert torch.equal(layer_inv_freqs("SmolLM3")[3], torch.zeros(64))
