@@ -796,7 +796,8 @@ REAL_CONFIGS: dict[str, dict[str, object]] = {
         "params": {"factor": 4.0, "original_max_position_embeddings": 32768},
         "context_length": 131072,
         "source": "Qwen/Qwen2.5-7B-Instruct model card (rope_scaling for long texts) and config.json",
-    },    "Gemma-3-4B (global layers)": {
+    },
+    "Gemma-3-4B (global layers)": {
         "rope_type": "linear",
         "d_head": 256,
         "base": 1000000.0,

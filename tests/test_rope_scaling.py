@@ -504,7 +504,9 @@ def test_real_config_gpt_oss_matches_transformers_defaults():
 
     hf_config = GptOssConfig()
     config = REAL_CONFIGS["gpt-oss-120b"]
-    params = {k: v for k, v in hf_config.rope_parameters.items() if k not in ("rope_type", "rope_theta")}
+    params = {
+        k: v for k, v in hf_config.rope_parameters.items() if k not in ("rope_type", "rope_theta")
+    }
     assert params == config["params"]
     assert hf_config.rope_parameters["rope_theta"] == config["base"]
     assert hf_config.head_dim == config["d_head"]

@@ -318,13 +318,18 @@ def check_time_ids(answer: object) -> None:
     if got == right:
         return
     n = len(right)
-    require(len(got) == n, f"the video has {TIME_FRAMES} frames in patches of "
-            f"{TIME_TEMPORAL_PATCH}: {n} temporal patches, so {n} ids, got {len(got)}")
+    require(
+        len(got) == n,
+        f"the video has {TIME_FRAMES} frames in patches of "
+        f"{TIME_TEMPORAL_PATCH}: {n} temporal patches, so {n} ids, got {len(got)}",
+    )
     require(got != list(range(n)), "that is Qwen2-VL's rule; Qwen2.5-VL spaces the ids by time")
     interval = TIME_TOKENS_PER_SECOND * TIME_TEMPORAL_PATCH / TIME_FPS
-    require(got != [a * int(interval) for a in range(n)],
-            "the interval is truncated too early: multiply by the patch index first, then round "
-            "down (transformers PR #48669)")
+    require(
+        got != [a * int(interval) for a in range(n)],
+        "the interval is truncated too early: multiply by the patch index first, then round "
+        "down (transformers PR #48669)",
+    )
     raise ExerciseFailed(
         f"{got} is not it: interval = tokens_per_second · temporal_patch_size / fps, and patch a "
         "gets ⌊a · interval⌋"
