@@ -176,7 +176,11 @@ GPT_OSS_PARAMETERS = (
 
 
 def ported_gpt_oss_inv_freq() -> torch.Tensor:
-    """The inverse frequencies of a port of gpt-oss that got one parameter wrong (truncate)."""
+    """The inverse frequencies of a port of gpt-oss that got one parameter wrong.
+
+    Returns:
+        The port's inverse frequencies, float32, shape [32].
+    """
     params = {k: v for k, v in GPT_OSS.items() if k not in ("d_head", "base")}
     params["truncate"] = True  # the port's mistake: transformers' default instead of the config
     inv, _ = ROPE_SCALING["yarn"](64, 150000.0, **params)  # GPT_OSS's d_head and base

@@ -103,7 +103,11 @@ MYSTERY_CHOICES = ("released-code", "paper-formula", "sorted", "key-only")
 
 
 def mystery_bias() -> torch.Tensor:
-    """The causal bias a port of a 12-head ALiBi checkpoint adds: relative form, paper's slopes."""
+    """The causal bias a port of a 12-head ALiBi checkpoint adds to its scores.
+
+    Returns:
+        The bias, float32, shape [12, 8, 8], −inf above the diagonal.
+    """
     slopes = torch.tensor([2.0 ** (-8 * k / MYSTERY_HEADS) for k in range(1, MYSTERY_HEADS + 1)])
     pos = torch.arange(MYSTERY_LEN)
     dist = (pos[:, None] - pos[None, :]).to(torch.float32)  # [T, T] i − j
