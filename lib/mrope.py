@@ -26,7 +26,8 @@ Version notes (checked against transformers 5.24):
 
 - transformers 5.x ``Qwen2VLModel.get_rope_index`` (checked in 5.24) advances the running position
   after an image or video by ``max(h, w) // spatial_merge_size`` instead of to 1 + the largest id
-  used, a regression reported as transformers issue #45381 (labelled bug). The two rules
+  used, a deviation from the paper and from 4.x (transformers issue #45381, sometimes quoted for it,
+  is about Qwen2.5-VL's temporal ids inside a video and was closed by PR #45400). The two rules
   agree for images (t = 1) and for videos with t ≤ max(h/m, w/m); for a video with more temporal
   patches than its merged height and width, 5.x starts the next segment at start + max(h/m, w/m),
   below the video's last temporal id start + t − 1, so the following text re-uses temporal ids of

@@ -368,7 +368,7 @@ def test_markers_match_transformers_5_where_its_rule_agrees(segments):
 
 
 def test_transformers_5_starts_text_inside_the_video_with_markers():
-    # issue #45381: after a video with t > max(h, w) / m, 5.x places <|vision_end|> and the text
+    # 5.x deviation: after a video with t > max(h, w) / m, 5.x places <|vision_end|> and the text
     # below the video's largest t id; 4.x (pinned above) and the paper start after it.
     segments, expected_4x = TRANSFORMERS_4_57_IDS["long_video"]
     hf5 = _hf_rope_index(_qwen2_vl_model(), with_vision_markers(segments))
