@@ -26,14 +26,15 @@ Version notes (checked against transformers 5.24):
 
 - transformers 5.x ``Qwen2VLModel.get_rope_index`` (checked in 5.24) advances the running position
   after an image or video by ``max(h, w) // spatial_merge_size`` instead of to 1 + the largest id
-  used, a regression reported as transformers issue #45381 (labelled bug). The two rules
+  used, a deviation from the paper and from 4.x (transformers issue #45381, sometimes quoted for it,
+  is about Qwen2.5-VL's temporal ids inside a video and was closed by PR #45400). The two rules
   agree for images (t = 1) and for videos with t ≤ max(h/m, w/m); for a video with more temporal
   patches than its merged height and width, 5.x starts the next segment at start + max(h/m, w/m),
   below the video's last temporal id start + t − 1, so the following text re-uses temporal ids of
   the video. :func:`mrope_position_ids` keeps the paper's / 4.x rule.
 - Qwen2.5-VL (Bai et al. 2025, arXiv:2502.13923) spaces a video's temporal ids by real time:
   t_id = ⌊t_idx · tokens_per_second · second_per_grid_t⌋ (transformers ``Qwen2_5_VLModel``), images
-  unscaled. :func:`mrope_position_ids` implements Qwen2-VL's unscaled temporal ids.
+  unscaled: ``mrope_position_ids(..., time_interval=video_time_interval(fps))``.
 - Qwen3-VL splits a video into single-frame grids separated by textual timestamps; give each frame
   as its own ``("video", (1, h, w))`` segment with the timestamp text between them.
 """
@@ -64,6 +65,7 @@ __all__ = [
     "mrope_position_ids",
     "mrope_slot_axes",
     "segment_spans",
+    "video_time_interval",
     "vision_axial_inv_freq",
     "with_vision_markers",
 ]
@@ -105,7 +107,10 @@ def _check_segments(segments: object, spatial_merge_size: int) -> list[tuple[str
 
 
 def mrope_position_ids(
-    segments: Sequence[tuple[str, int | tuple[int, int, int]]], *, spatial_merge_size: int = 2
+    segments: Sequence[tuple[str, int | tuple[int, int, int]]],
+    *,
+    spatial_merge_size: int = 2,
+    time_interval: float = 1.0,
 ) -> torch.Tensor:
     """(t, h, w) position ids of an interleaved text / image / video sequence, Qwen2-VL's rule.
 
@@ -116,13 +121,17 @@ def mrope_position_ids(
         a segment starts at s = 0 (first) or 1 + the largest id so far on any row;
         text token k of a segment gets (s + k, s + k, s + k);
         a vision segment with patch grid (t, h, w) and merge m has t·(h/m)·(w/m) tokens, token
-        (a, b, c) in row-major order getting (s + a, s + b, s + c)
+        (a, b, c) in row-major order getting (s + a, s + b, s + c); for a video with
+        ``time_interval`` r: (s + ⌊a·r⌋, s + b, s + c)
 
     Args:
         segments: a non-empty sequence of ``("text", n_tokens)``, ``("image", (t, h, w))`` or
             ``("video", (t, h, w))``, with (t, h, w) the patch grid *before* the spatial merge
             (what transformers calls ``image_grid_thw`` / ``video_grid_thw``).
         spatial_merge_size: m, an int >= 1 that divides every h and w.
+        time_interval: Qwen2.5-VL's spacing of a *video's* temporal ids, a number > 0
+            (:func:`video_time_interval`): temporal patch a gets t id s + ⌊a · interval⌋. Images
+            keep interval 1 (they have no time). 1.0, the default, is Qwen2-VL.
 
     Returns:
         The position ids, a LongTensor with rows t, h, w.
@@ -139,6 +148,7 @@ def mrope_position_ids(
         Wang et al., Qwen2-VL, arXiv:2409.12191.
     """
     spatial_merge_size = check_positive_int("spatial_merge_size", spatial_merge_size)
+    time_interval = check_positive_float("time_interval", time_interval)
     checked = _check_segments(segments, spatial_merge_size)
 
     blocks: list[torch.Tensor] = []
@@ -152,10 +162,49 @@ def mrope_position_ids(
             t_idx, h_idx, w_idx = torch.meshgrid(
                 *(torch.arange(n) for n in grid), indexing="ij"
             )  # each [t, h/m, w/m]
+            if kind == "video" and time_interval != 1.0:  # Qwen2.5-VL: t ids on a clock
+                t_idx = (t_idx * time_interval).long()  # quantised after multiplying
             ids = torch.stack((t_idx, h_idx, w_idx)).reshape(3, -1) + start  # row-major tokens
         blocks.append(ids)
         start = int(ids.max()) + 1
     return torch.cat(blocks, dim=1)
+
+
+def video_time_interval(
+    fps: float, *, tokens_per_second: float = 2.0, temporal_patch_size: int = 2
+) -> float:
+    """Qwen2.5-VL's step between the temporal ids of consecutive temporal patches of a video.
+
+    One temporal patch covers ``temporal_patch_size`` frames, i.e. ``temporal_patch_size / fps``
+    seconds (the processor's ``second_per_grid_ts``); ``tokens_per_second`` ids are spent per second
+    of video, so the ids of two videos sampled at different rates run on one clock. The ids are
+    quantised *after* multiplying by the patch index (:func:`mrope_position_ids`), so a fractional
+    interval still advances on average by the right amount (transformers PR #48669 fixed a
+    version that truncated the interval itself).
+
+    Equation:
+        interval = tokens_per_second · temporal_patch_size / fps
+
+    Args:
+        fps: the sampling rate of the video's frames, a number > 0.
+        tokens_per_second: ids per second of video, > 0 (Qwen2.5-VL's released vision config: 2).
+        temporal_patch_size: frames per temporal patch, a positive int (Qwen2.5-VL: 2).
+
+    Returns:
+        The interval, a float.
+
+    Raises:
+        TypeError: a non-numeric argument.
+        ValueError: a non-positive argument.
+
+    References:
+        Qwen Team, Qwen2.5-VL Technical Report, arXiv:2502.13923 (absolute time encoding);
+        transformers ``Qwen2_5_VLModel.get_rope_index``.
+    """
+    fps = check_positive_float("fps", fps)
+    tokens_per_second = check_positive_float("tokens_per_second", tokens_per_second)
+    temporal_patch_size = check_positive_int("temporal_patch_size", temporal_patch_size)
+    return tokens_per_second * temporal_patch_size / fps
 
 
 def with_vision_markers(

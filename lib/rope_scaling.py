@@ -64,6 +64,7 @@ __all__ = [
     "scaled_inv_freq",
     "wavelengths",
     "yarn_scaling",
+    "yarn_softmax_scale",
 ]
 
 ScalingResult = tuple[torch.Tensor, float]
@@ -409,6 +410,54 @@ def yarn_scaling(
     return _result(inv_freq, attention_factor, params)
 
 
+def yarn_softmax_scale(qk_head_dim: int, *, factor: float, mscale_all_dim: float | None) -> float:
+    """DeepSeek's softmax scale under YaRN: 1/√d_qk times the squared ``mscale_all_dim`` term.
+
+    DeepSeek-V2/V3 (multi-head latent attention) do not only scale cos and sin: their attention
+    code multiplies the softmax scale itself, so the temperature acts on the whole q·k, the
+    non-rotary dimensions (``qk_nope_head_dim``) included, not only on the rotary ones. With
+    ``mscale = mscale_all_dim`` the cos/sin factor of :func:`yarn_scaling` is 1 and this is the
+    whole temperature. transformers' ``yarn_apply_mscale`` (DeepSeek-V2/V3 models).
+
+    Equation:
+        scale = d_qk^(−1/2) · (0.1 · mscale_all_dim · ln(factor) + 1)^2
+        (d_qk^(−1/2) when factor ≤ 1 or mscale_all_dim is None or 0)
+
+    Args:
+        qk_head_dim: d_qk, the full query/key head size (DeepSeek: qk_nope_head_dim +
+            qk_rope_head_dim), a positive int.
+        factor: the YaRN factor s, a number >= 1.
+        mscale_all_dim: DeepSeek's ``mscale_all_dim`` (a number >= 0), or None (plain softmax
+            scale).
+
+    Returns:
+        The factor the attention code multiplies q·k by before the softmax.
+
+    Raises:
+        TypeError: a non-numeric argument.
+        ValueError: ``qk_head_dim`` < 1, ``factor`` < 1 or ``mscale_all_dim`` < 0.
+
+    References:
+        DeepSeek-AI, DeepSeek-V2, arXiv:2405.04434 (YaRN for MLA); transformers
+        ``models/deepseek_v3/modeling_deepseek_v3.py`` (``yarn_apply_mscale``).
+    """
+    qk_head_dim = check_positive_int("qk_head_dim", qk_head_dim)
+    factor = _check_factor("factor", factor)
+    scale = qk_head_dim**-0.5
+    if mscale_all_dim is None:
+        return scale
+    if isinstance(mscale_all_dim, bool) or not isinstance(mscale_all_dim, (int, float)):
+        raise TypeError(
+            f"mscale_all_dim must be a number or None, got {type(mscale_all_dim).__name__}"
+        )
+    if not math.isfinite(mscale_all_dim) or mscale_all_dim < 0:
+        raise ValueError(f"mscale_all_dim must be a finite number >= 0, got {mscale_all_dim}")
+    if mscale_all_dim == 0:
+        return scale  # transformers: a falsy mscale_all_dim leaves the scale alone
+    term = _yarn_mscale(factor, float(mscale_all_dim))
+    return scale * term * term
+
+
 def _check_factor_list(name: str, values: object, d_half: int) -> torch.Tensor:
     if isinstance(values, torch.Tensor):
         values = values.tolist()
@@ -747,5 +796,56 @@ REAL_CONFIGS: dict[str, dict[str, object]] = {
         "params": {"factor": 4.0, "original_max_position_embeddings": 32768},
         "context_length": 131072,
         "source": "Qwen/Qwen2.5-7B-Instruct model card (rope_scaling for long texts) and config.json",
+    },
+    "Gemma-3-4B (global layers)": {
+        "rope_type": "linear",
+        "d_head": 256,
+        "base": 1000000.0,
+        "params": {"factor": 8.0},
+        "context_length": 131072,
+        "source": (
+            "google/gemma-3-4b-it config.json (rope_scaling linear, factor 8, on the global layers; "
+            "local layers keep base 10,000); Gemma Team 2025, arXiv:2503.19786"
+        ),
+    },
+    "gpt-oss-120b": {
+        "rope_type": "yarn",
+        "d_head": 64,
+        "base": 150000.0,
+        "params": {
+            "factor": 32.0,
+            "original_max_position_embeddings": 4096,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+            "truncate": False,
+        },
+        "context_length": 131072,
+        "source": (
+            "openai/gpt-oss-120b config.json, transformers GptOssConfig defaults; OpenAI 2025, "
+            "arXiv:2508.10925"
+        ),
+    },
+    "DeepSeek-V3 (rotary part)": {
+        "rope_type": "yarn",
+        "d_head": 64,  # qk_rope_head_dim; the 128 qk_nope_head_dim dimensions are not rotated
+        "base": 10000.0,
+        "params": {
+            "factor": 40.0,
+            "original_max_position_embeddings": 4096,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+        },
+        "context_length": 163840,
+        "source": "deepseek-ai/DeepSeek-V3 config.json; DeepSeek-AI 2024, arXiv:2412.19437",
+    },
+    "Qwen3-8B (YaRN)": {
+        "rope_type": "yarn",
+        "d_head": 128,
+        "base": 1000000.0,
+        "params": {"factor": 4.0, "original_max_position_embeddings": 32768},
+        "context_length": 131072,
+        "source": "Qwen/Qwen3-8B model card (static YaRN for long texts) and config.json",
     },
 }

@@ -368,7 +368,7 @@ def test_markers_match_transformers_5_where_its_rule_agrees(segments):
 
 
 def test_transformers_5_starts_text_inside_the_video_with_markers():
-    # issue #45381: after a video with t > max(h, w) / m, 5.x places <|vision_end|> and the text
+    # 5.x deviation: after a video with t > max(h, w) / m, 5.x places <|vision_end|> and the text
     # below the video's largest t id; 4.x (pinned above) and the paper start after it.
     segments, expected_4x = TRANSFORMERS_4_57_IDS["long_video"]
     hf5 = _hf_rope_index(_qwen2_vl_model(), with_vision_markers(segments))
@@ -475,3 +475,45 @@ def test_segment_spans_match_the_position_ids():
         block = ids[:, span.start : span.stop]
         equal_rows = bool((block[0] == block[1]).all() and (block[1] == block[2]).all())
         assert equal_rows == (span.kind == "text")
+
+
+# ------------------------------------------------------------ Qwen2.5-VL time-spaced video ids
+
+
+@pytest.mark.parametrize("fps", [1.0, 1.5, 2.0, 4.0, 0.5])
+@pytest.mark.parametrize("grid", [(4, 2, 2), (3, 4, 6)])
+def test_time_spaced_video_ids_match_transformers_qwen2_5_vl(fps, grid):
+    from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLModel
+
+    from lib.mrope import video_time_interval
+
+    interval = video_time_interval(fps, tokens_per_second=2, temporal_patch_size=2)
+    start = 3
+    expected = Qwen2_5_VLModel.get_vision_position_ids(
+        None, start, torch.tensor(grid), 1, 2, 2 * (2 / fps)
+    )  # tokens_per_second · second_per_grid_t, as get_rope_index passes it
+    ours = mrope_position_ids([("text", start), ("video", grid)], time_interval=interval)
+    assert torch.equal(ours[:, start:], expected)
+
+
+def test_time_spaced_ids_pinned_and_quantised_after_multiplying():
+    from lib.mrope import video_time_interval
+
+    assert video_time_interval(1.0, tokens_per_second=25, temporal_patch_size=2) == 50.0
+    r = video_time_interval(1.5)  # 2 · 2 / 1.5 = 2.67 ids per temporal patch
+    ids = mrope_position_ids([("video", (4, 2, 2))], time_interval=r)
+    assert ids[0, ::1].unique().tolist() == [0, 2, 5, 8]  # ⌊a · 2.67⌋, not a · ⌊2.67⌋
+    # an image ignores the interval (it has no time), text after a video starts after its max
+    mixed = mrope_position_ids([("image", (2, 2, 2)), ("video", (4, 2, 2)), ("text", 1)],
+                               time_interval=r)  # fmt: skip
+    assert mixed[0, :2].tolist() == [0, 1]
+    assert mixed[0, -1].item() == mixed[:, :-1].max().item() + 1
+
+
+def test_time_interval_errors():
+    from lib.mrope import video_time_interval
+
+    with pytest.raises(ValueError, match="fps"):
+        video_time_interval(0.0)
+    with pytest.raises(ValueError, match="time_interval"):
+        mrope_position_ids([("video", (2, 2, 2))], time_interval=0.0)

@@ -19,6 +19,7 @@ from lib.rope_scaling import (
     scaled_inv_freq,
     wavelengths,
     yarn_scaling,
+    yarn_softmax_scale,
 )
 
 LLAMA31 = {
@@ -542,3 +543,65 @@ def test_llama2_config_matches_transformers_defaults():
                 "base": config.rope_parameters["rope_theta"], "params": {}}  # fmt: skip
     ours = REAL_CONFIGS["Llama-2-7B"]
     assert {k: ours[k] for k in expected} == expected
+
+# ------------------------------------------------------------------ DeepSeek's softmax scale
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 40.0])
+@pytest.mark.parametrize("mscale_all_dim", [None, 0.0, 0.707, 1.0])
+@pytest.mark.parametrize("qk_head_dim", [192, 64])
+def test_yarn_softmax_scale_matches_transformers_deepseek(factor, mscale_all_dim, qk_head_dim):
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import yarn_apply_mscale
+
+    params = {"rope_type": "yarn", "factor": factor}
+    if mscale_all_dim is not None:
+        params["mscale_all_dim"] = mscale_all_dim
+    expected = yarn_apply_mscale(params, qk_head_dim**-0.5)
+    got = yarn_softmax_scale(qk_head_dim, factor=factor, mscale_all_dim=mscale_all_dim)
+    assert got == expected  # the same float operations
+
+
+def test_yarn_softmax_scale_pinned_deepseek_v2():
+    # DeepSeek-V2: mscale = mscale_all_dim = 0.707, factor 40, q·k over 128 + 64 dimensions.
+    boost = yarn_softmax_scale(192, factor=40.0, mscale_all_dim=0.707) * math.sqrt(192)
+    assert boost == pytest.approx((0.1 * 0.707 * math.log(40) + 1) ** 2, rel=1e-12)
+    assert round(boost, 4) == 1.5896
+    # the cos/sin factor is then exactly 1: the whole temperature is in the softmax scale
+    _, cos_sin = yarn_scaling(64, 10000.0, factor=40.0, original_max_position_embeddings=4096,
+                              mscale=0.707, mscale_all_dim=0.707)  # fmt: skip
+    assert cos_sin == 1.0
+    # plain YaRN's logit factor at the same s is larger: (0.1 ln 40 + 1)^2
+    _, plain = yarn_scaling(64, 10000.0, factor=40.0, original_max_position_embeddings=4096)
+    assert round(plain**2, 4) == 1.8739
+
+
+def test_yarn_softmax_scale_errors():
+    with pytest.raises(ValueError, match="qk_head_dim"):
+        yarn_softmax_scale(0, factor=2.0, mscale_all_dim=1.0)
+    with pytest.raises(ValueError, match="factor"):
+        yarn_softmax_scale(64, factor=0.5, mscale_all_dim=1.0)
+    with pytest.raises(ValueError, match="mscale_all_dim"):
+        yarn_softmax_scale(64, factor=2.0, mscale_all_dim=-1.0)
+    with pytest.raises(TypeError, match="mscale_all_dim"):
+        yarn_softmax_scale(64, factor=2.0, mscale_all_dim="1")
+
+
+def test_real_config_gpt_oss_matches_transformers_defaults():
+    from transformers import GptOssConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    hf_config = GptOssConfig()
+    config = REAL_CONFIGS["gpt-oss-120b"]
+    params = {
+        k: v for k, v in hf_config.rope_parameters.items() if k not in ("rope_type", "rope_theta")
+    }
+    assert params == config["params"]
+    assert hf_config.rope_parameters["rope_theta"] == config["base"]
+    assert hf_config.head_dim == config["d_head"]
+    hf_inv, hf_att = ROPE_INIT_FUNCTIONS["yarn"](hf_config, None)
+    inv, att = scaled_inv_freq("yarn", config["d_head"], config["base"], **config["params"])
+    torch.testing.assert_close(inv, hf_inv, rtol=1e-6, atol=0)
+    assert att == pytest.approx(hf_att, rel=1e-12)
+    # truncate=False matters here: rounding the ramp's ends moves the blended pairs
+    inv_rounded, _ = scaled_inv_freq("yarn", 64, 150000.0, **{**config["params"], "truncate": True})
+    assert not torch.allclose(inv_rounded, inv, rtol=1e-3)

@@ -2,8 +2,8 @@
 
 - ``ch09-llama3-inv-freq``: Llama 3.1's "llama3" inverse frequencies, written from scratch
   (Meta's released llama-models code and config; the model: Llama Team 2024, arXiv:2407.21783).
-- ``ch09-dynamic-crossover``: the sequence length at which dynamic NTK (emozilla 2023) reaches the
-  base of static NTK-aware scaling with the same factor.
+- ``ch09-broken-port``: which parameter a port of gpt-oss's YaRN setting got wrong (a diagnosis from
+  the ported frequencies; OpenAI 2025, arXiv:2508.10925).
 - ``ch09-yarn-logit-scale``: what YaRN's attention factor does to the attention logits when it is
   folded into both cos and sin (Peng et al. 2023, arXiv:2309.00071).
 """
@@ -152,61 +152,80 @@ def check_llama3_inv_freq(answer: object) -> None:
     )
 
 
-# ---------------------------------------------------------------- 2. dynamic NTK crossover
+# ---------------------------------------------------------------- 2. a broken port of gpt-oss
 
-DYNAMIC_FACTOR = 4.0
-DYNAMIC_MAX = 8192
+#: gpt-oss's published YaRN setting (head size, rope_theta, rope_scaling)
+GPT_OSS: dict[str, object] = {
+    "d_head": 64,
+    "base": 150000.0,
+    "factor": 32.0,
+    "original_max_position_embeddings": 4096,
+    "beta_fast": 32.0,
+    "beta_slow": 1.0,
+    "truncate": False,
+}
+#: the parameters a reader may name
+GPT_OSS_PARAMETERS = (
+    "base",
+    "factor",
+    "original_max_position_embeddings",
+    "beta_fast",
+    "beta_slow",
+    "truncate",
+)
 
 
-def _crossover() -> float:
-    """Solve factor·L/max − (factor − 1) = factor for L: L = max·(2·factor − 1)/factor."""
-    return DYNAMIC_MAX * (2 * DYNAMIC_FACTOR - 1) / DYNAMIC_FACTOR
+def ported_gpt_oss_inv_freq() -> torch.Tensor:
+    """The inverse frequencies of a port of gpt-oss that got one parameter wrong.
+
+    Returns:
+        The port's inverse frequencies, float32, shape [32].
+    """
+    params = {k: v for k, v in GPT_OSS.items() if k not in ("d_head", "base")}
+    params["truncate"] = True  # the port's mistake: transformers' default instead of the config
+    inv, _ = ROPE_SCALING["yarn"](64, 150000.0, **params)  # GPT_OSS's d_head and base
+    return inv
 
 
 @exercise(
-    "ch09-dynamic-crossover",
+    "ch09-broken-port",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        DYNAMIC_FACTOR * DYNAMIC_MAX,
-        float(DYNAMIC_MAX),
-        _crossover() + 1,
-        "14336",
+        "factor",
+        "beta_fast",
+        "beta_slow",
+        "base",
+        "original_max_position_embeddings",
+        3,
+        "Truncate!",
     ],
-    right_answer=_crossover,
+    right_answer=lambda: "truncate",
 )
-def check_dynamic_crossover(answer: object) -> None:
-    """Check the sequence length (tokens) at which dynamic NTK's base equals static NTK's.
-
-    Equation:
-        factor · ℓ / max_position_embeddings − (factor − 1) = factor
+def check_broken_port(answer: object) -> None:
+    """Check the name of the one parameter a port of gpt-oss's YaRN setting got wrong.
 
     Args:
-        answer: a number of tokens.
+        answer: a parameter name, a str (one of :data:`GPT_OSS_PARAMETERS`).
 
     Raises:
-        ExerciseFailed: not a number, or not the crossover length.
+        ExerciseFailed: not a str, not a parameter name, or not the wrong one.
 
     References:
-        emozilla, dynamically scaled RoPE, r/LocalLLaMA 2023; transformers
-        ``_compute_dynamic_ntk_parameters``.
+        OpenAI, gpt-oss model card, arXiv:2508.10925; transformers ``GptOssConfig``
+        (``truncate: False``); Peng et al., YaRN, arXiv:2309.00071.
     """
-    value = _number(answer, "a sequence length in tokens")
-    right = _crossover()
-    if math.isclose(value, right, rel_tol=0, abs_tol=1e-6):
+    if not isinstance(answer, str):
+        raise ExerciseFailed(f"expected a parameter name (a str), got {type(answer).__name__}")
+    require(
+        answer in GPT_OSS_PARAMETERS,
+        f"{answer!r} is not one of the parameters: {', '.join(GPT_OSS_PARAMETERS)}",
+    )
+    if answer == "truncate":
         return
-    require(
-        not math.isclose(value, DYNAMIC_FACTOR * DYNAMIC_MAX),
-        "factor × max_position_embeddings is where you might expect it, but dynamic NTK's factor "
-        "is a slope: at seq_len = 4 × 8192 the effective factor is 4·4 − 3 = 13, not 4",
-    )
-    require(
-        not math.isclose(value, DYNAMIC_MAX),
-        "at seq_len = max_position_embeddings dynamic NTK still uses the original base "
-        "(effective factor 1)",
-    )
     raise ExerciseFailed(
-        f"{value:g} is not it: set factor·seq_len/max_position_embeddings − (factor − 1) equal to "
-        "factor and solve for seq_len"
+        f"changing {answer} alone does not reproduce the port's frequencies: compare the port's "
+        "stretch θ/θ' with the published setting pair by pair; which pairs differ, and which "
+        "parameter decides where the ramp starts and ends?"
     )
 
 

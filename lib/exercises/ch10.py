@@ -55,7 +55,7 @@ def _next_right() -> int:
 
 
 def _next_buggy() -> int:
-    """What transformers 5.x's get_rope_index gives (issue #45381): start + max(h, w)/m, then +1."""
+    """What transformers 5.x's get_rope_index gives: start + max(h, w)/m, then +1."""
     video_start = 5 + 1  # after the 5 text ids and <|vision_start|>
     return video_start + max(8, 8) // NEXT_MERGE + 1
 
@@ -110,8 +110,9 @@ def check_next_text_start(answer: object) -> None:
     )
     require(
         answer != _next_buggy(),
-        "that is what transformers 5.x's get_rope_index gives (a known bug, issue #45381): it "
-        "ignores the video's t extent; Qwen2-VL's rule starts after the largest id on any row",
+        "that is what transformers 5.x's get_rope_index gives (it deviates from the paper and "
+        "from 4.x): it ignores the video's t extent; Qwen2-VL's rule starts after the largest id "
+        "on any row",
     )
     raise ExerciseFailed(
         f"{answer} is not it: ids 0–4 for the text, 5 for <|vision_start|>, then the video from 6 "
@@ -261,3 +262,75 @@ def check_chunked_angles(answer: object) -> None:
                 "slots (chunked sections [2, 3, 3] in the order t, h, w)"
             )
     raise ExerciseFailed("not the chunked M-RoPE angles")
+
+
+# ---------------------------------------------------------------- 4. Qwen2.5-VL time ids
+
+#: a video of TIME_FRAMES frames sampled at TIME_FPS, Qwen2.5-VL's tokens_per_second and
+#: temporal_patch_size (released vision config)
+TIME_FRAMES = 12
+TIME_FPS = 1.5
+TIME_TOKENS_PER_SECOND = 2
+TIME_TEMPORAL_PATCH = 2
+
+
+def _time_right() -> list[int]:
+    """Relative t ids of the temporal patches: ⌊a · interval⌋, interval = tps · patch / fps."""
+    interval = TIME_TOKENS_PER_SECOND * TIME_TEMPORAL_PATCH / TIME_FPS
+    return [int(a * interval) for a in range(TIME_FRAMES // TIME_TEMPORAL_PATCH)]
+
+
+def _time_wrong() -> list:
+    n = TIME_FRAMES // TIME_TEMPORAL_PATCH
+    interval = TIME_TOKENS_PER_SECOND * TIME_TEMPORAL_PATCH / TIME_FPS
+    return [
+        list(range(n)),  # Qwen2-VL: one id per temporal patch
+        [a * int(interval) for a in range(n)],  # interval truncated first
+        [round(a * interval) for a in range(n)],  # rounded, not floored
+        list(range(TIME_FRAMES)),  # one id per frame
+        "0, 2, 5",
+    ]
+
+
+@exercise(
+    "ch10-time-ids",
+    chapter=CHAPTER,
+    wrong_answers=_time_wrong,
+    right_answer=_time_right,
+)
+def check_time_ids(answer: object) -> None:
+    """``answer``: the t ids, relative to the video's start, of each temporal patch.
+
+    Equation:
+        t_a = ⌊a · tokens_per_second · temporal_patch_size / fps⌋
+
+    Args:
+        answer: a list (or 1-D tensor) of ints, one per temporal patch.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+
+    References:
+        Qwen Team, Qwen2.5-VL, arXiv:2502.13923; transformers ``Qwen2_5_VLModel.get_rope_index``.
+    """
+    got = _long_tensor(answer, "one t id per temporal patch").flatten().tolist()
+    right = _time_right()
+    if got == right:
+        return
+    n = len(right)
+    require(
+        len(got) == n,
+        f"the video has {TIME_FRAMES} frames in patches of "
+        f"{TIME_TEMPORAL_PATCH}: {n} temporal patches, so {n} ids, got {len(got)}",
+    )
+    require(got != list(range(n)), "that is Qwen2-VL's rule; Qwen2.5-VL spaces the ids by time")
+    interval = TIME_TOKENS_PER_SECOND * TIME_TEMPORAL_PATCH / TIME_FPS
+    require(
+        got != [a * int(interval) for a in range(n)],
+        "the interval is truncated too early: multiply by the patch index first, then round "
+        "down (transformers PR #48669)",
+    )
+    raise ExerciseFailed(
+        f"{got} is not it: interval = tokens_per_second · temporal_patch_size / fps, and patch a "
+        "gets ⌊a · interval⌋"
+    )

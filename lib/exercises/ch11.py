@@ -1,8 +1,8 @@
 """Exercise checkers for chapter 11, relative position biases and ALiBi (Press et al. 2022).
 
 - ``alibi-slopes-24``: the slopes of a 24-head model (not a power of two).
-- ``alibi-nearest-share``: the share of attention a head puts on the query's own position when every
-  raw score is equal.
+- ``alibi-which-slopes``: diagnose which slope rule a port of a 12-head checkpoint used, from its
+  bias tensor.
 - ``alibi-bloom-to-relative``: turn BLOOM's key-only bias into the paper's causal relative bias.
 - ``t5-buckets-by-hand``: T5's relative-position buckets (Raffel et al. 2020)
   without calling ``t5_relative_position_bucket``.
@@ -14,12 +14,10 @@ References:
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from lib.alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
-from lib.exercises import ExerciseFailed, exercise, require, require_real, require_tensor
+from lib.exercises import ExerciseFailed, exercise, require, require_tensor
 from lib.relative import t5_relative_position_bucket
 
 CHAPTER = "11_alibi"
@@ -96,61 +94,64 @@ def check_slopes_24(answer: object) -> None:
     )
 
 
-# ---------------------------------------------------------------- 2. share of the nearest key
+# ---------------------------------------------------------------- 2. which slopes did a port use?
 
-NEAREST_SLOPE = 0.25
-NEAREST_QUERY = 1000
+MYSTERY_HEADS = 12
+MYSTERY_LEN = 8
+#: the diagnoses a reader may give
+MYSTERY_CHOICES = ("released-code", "paper-formula", "sorted", "key-only")
 
 
-def _nearest_share() -> float:
-    """Closed form: weights ∝ r^d, d = 0..i, r = e^(−m): share of d = 0 is (1 − r)/(1 − r^(i+1))."""
-    r = math.exp(-NEAREST_SLOPE)
-    return (1.0 - r) / (1.0 - r ** (NEAREST_QUERY + 1))
+def mystery_bias() -> torch.Tensor:
+    """The causal bias a port of a 12-head ALiBi checkpoint adds to its scores.
+
+    Returns:
+        The bias, float32, shape [12, 8, 8], −inf above the diagonal.
+    """
+    slopes = torch.tensor([2.0 ** (-8 * k / MYSTERY_HEADS) for k in range(1, MYSTERY_HEADS + 1)])
+    pos = torch.arange(MYSTERY_LEN)
+    dist = (pos[:, None] - pos[None, :]).to(torch.float32)  # [T, T] i − j
+    bias = -slopes[:, None, None] * dist  # [H, T, T]
+    return bias.masked_fill(dist < 0, float("-inf"))
 
 
 @exercise(
-    "alibi-nearest-share",
+    "alibi-which-slopes",
     chapter=CHAPTER,
-    wrong_answers=lambda: [
-        math.exp(-NEAREST_SLOPE),
-        1.0 / (NEAREST_QUERY + 1),
-        NEAREST_SLOPE,
-        "0.22",
-    ],
-    right_answer=_nearest_share,
+    wrong_answers=lambda: ["released-code", "sorted", "key-only", "paper", 12],
+    right_answer=lambda: "paper-formula",
 )
-def check_nearest_share(answer: object) -> None:
-    """``answer``: a float, the weight of key ``j = i`` for query ``i = 1000``, slope 1/4.
+def check_which_slopes(answer: object) -> None:
+    """``answer``: the diagnosis of :func:`mystery_bias`, one of :data:`MYSTERY_CHOICES`.
 
     Args:
-        answer: the attention weight, a real number in (0, 1).
+        answer: a str.
 
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
+
+    References:
+        Press et al., ALiBi, arXiv:2108.12409 (§3, the slopes); the authors' ``get_slopes``.
     """
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    value = require_real(answer, f"expected a number (a float), got {type(answer).__name__}")
+    if not isinstance(answer, str):
+        raise ExerciseFailed(
+            f"expected one of {MYSTERY_CHOICES} (a str), got {type(answer).__name__}"
+        )
+    require(answer in MYSTERY_CHOICES, f"{answer!r} is not one of {MYSTERY_CHOICES}")
     require(
-        0.0 < value < 1.0,
-        f"an attention weight lies in (0, 1), got {value}",
+        answer != "key-only",
+        "the diagonal of every head is 0 and row i starts at −m·i: that is the relative form "
+        "−m(i − j), not BLOOM's m·j",
     )
     require(
-        not math.isclose(value, math.exp(-NEAREST_SLOPE), rel_tol=1e-3),
-        "e^(-m) is the ratio between the weights of neighbouring keys (distance d + 1 over d), "
-        "not the share of the nearest key: divide the nearest key's exp(0) = 1 by the sum over all "
-        "keys.",
+        answer != "released-code",
+        "read the slopes off the bias (−bias[:, 1, 0]) and compare them with alibi_slopes(12): "
+        "head 1 differs already",
     )
     require(
-        not math.isclose(value, 1.0 / (NEAREST_QUERY + 1), rel_tol=1e-3),
-        "1/1001 is the uniform share, what the query would get with no bias at all; ALiBi "
-        "multiplies the key at distance d by e^(-m d) before normalising.",
-    )
-    expected = _nearest_share()
-    require(
-        math.isclose(value, expected, rel_tol=1e-3),
-        f"got {value:.4f}: softmax over d = 0..1000 of -d/4; the nearest key's share is "
-        "1 / sum_d e^(-d/4) (a geometric series).",
+        answer != "sorted",
+        "the slopes are in decreasing order, but they are not the released code's values sorted: "
+        "compare the sets, not only the order",
     )
 
 
