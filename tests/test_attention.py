@@ -267,3 +267,33 @@ def test_self_attention_errors():
         layer(rand(1, 3, 8), attn_bias=torch.zeros(3, 3, 3))
     with pytest.raises(TypeError, match="return_weights must be a bool"):
         layer(rand(1, 3, 8), return_weights=None)
+
+
+@given(t=st.integers(2, 8), seed=st.integers(0, 2**16), data=st.data())
+def test_one_causal_layer_reads_its_prefix_as_a_set(t, seed, data):
+    # Shuffling tokens 0..k-1 leaves the causal output at every position >= k unchanged (each
+    # sees the same token and the same set before it); a second layer no longer has to.
+    torch.manual_seed(seed)  # the layer's weights; the inputs and the shuffle are drawn
+    layer = SelfAttention(8, 2)
+    x = data.draw(tensors(1, t, 8), label="x")
+    k = data.draw(st.integers(1, t), label="k")
+    head = data.draw(st.permutations(range(k)), label="prefix perm")
+    perm = torch.tensor(list(head) + list(range(k, t)))
+    out, out_p = layer(x, causal=True), layer(x[:, perm], causal=True)
+    torch.testing.assert_close(out_p[:, k:], out[:, k:], atol=1e-5, rtol=1e-5)
+    # and the output at t is attention over the prefix alone, unmasked
+    for pos in range(t):
+        torch.testing.assert_close(
+            out[:, pos], layer(x[:, : pos + 1])[:, pos], atol=1e-5, rtol=1e-5
+        )
+
+
+def test_a_second_causal_layer_sees_the_order_of_the_prefix():
+    torch.manual_seed(0)
+    first, second = SelfAttention(8, 2), SelfAttention(8, 2)
+    x = rand(1, 6, 8, seed=3)
+    perm = torch.tensor([3, 0, 4, 1, 2, 5])  # shuffle tokens 0..4, keep 5
+    one, one_p = first(x, causal=True), first(x[:, perm], causal=True)
+    torch.testing.assert_close(one_p[:, 5], one[:, 5], atol=1e-5, rtol=1e-5)
+    two, two_p = second(one, causal=True), second(one_p, causal=True)
+    assert (two_p[:, 5] - two[:, 5]).abs().max() > 1e-2

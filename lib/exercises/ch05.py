@@ -9,66 +9,80 @@ from collections.abc import Callable
 import torch
 
 from lib.attention import SelfAttention
-from lib.exercises import ExerciseFailed, exercise, require, require_function
+from lib.exercises import exercise, require, require_function
 from lib.sinusoidal import sinusoidal_pe
 
 CHAPTER = "05_attention_needs_order"
 
 
-def _unpermute_cases() -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Outputs ``[B, T, D]`` and permutations that are not their own inverse (so ``perm`` ≠ fix)."""
+def _prefix_rule(perm: torch.Tensor) -> torch.Tensor:
+    """Positions whose causal output cannot change: same token at t, same set {0..t} before it."""
+    positions = torch.arange(len(perm))
+    return (perm == positions) & (torch.cummax(perm, dim=0).values == positions)
+
+
+def _shuffle_cases() -> list[torch.Tensor]:
+    """Permutations that separate the right rule from the tempting ones."""
     g = torch.Generator().manual_seed(5)
-    cases = []
-    for t in (3, 5, 8):
-        out = torch.randn(2, t, 4, generator=g)
-        perm = torch.roll(torch.arange(t), 1)  # a cycle: its inverse is a different permutation
-        cases.append((out, perm))
-        cases.append((out, torch.randperm(t, generator=g)))
+    cases = [
+        torch.tensor([2, 0, 1, 3, 5, 4]),  # prefix shuffled, then a fixed point, then a swap
+        torch.tensor([0, 2, 1, 3]),  # fixed point before the shuffle: unchanged at 0
+        torch.tensor([1, 0, 2, 4, 3, 5, 6]),
+        torch.tensor([3, 1, 2, 0, 4]),  # 1 and 2 are fixed points but see token 3
+        torch.arange(5),  # nothing moves
+        torch.arange(6).flip(0),
+    ]
+    cases += [torch.randperm(t, generator=g) for t in (3, 5, 8, 8, 10)]
     return cases
 
 
 @exercise(
-    "ch05-unpermute",
+    "ch05-unchanged-outputs",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        lambda out_p, perm: out_p,
-        lambda out_p, perm: out_p[:, perm],
-        lambda out_p, perm: out_p[:, perm.flip(0)],
+        lambda perm: perm == torch.arange(len(perm)),  # same token, ignores what it sees
+        lambda perm: torch.cummax(perm, 0).values == torch.arange(len(perm)),  # set only
+        lambda perm: torch.zeros(len(perm), dtype=torch.bool),
+        lambda perm: torch.ones(len(perm), dtype=torch.bool),
+        lambda perm: (perm == torch.arange(len(perm))).cumprod(0).bool(),  # untouched prefix
         "not a function",
     ],
-    right_answer=lambda: lambda out_p, perm: out_p[:, torch.argsort(perm)],
+    right_answer=lambda: _prefix_rule,
 )
-def check_unpermute(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """``answer(out_p, perm)`` must undo ``out_p = out[:, perm]`` exactly.
+def check_unchanged_outputs(answer: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """``answer(perm)`` must mark the positions whose causal output a shuffle cannot change.
 
     Args:
-        answer: the reader's function ``unpermute(out_p, perm)``, returning the shape it gets.
+        answer: the reader's function ``unchanged_outputs(perm)``, returning a bool tensor ``[T]``.
 
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require_function(answer, "unpermute(out_p, perm)")
-    for out, perm in _unpermute_cases():
-        out_p = out[:, perm]  # what the layer gives for the permuted input  [B, T, D]
-        got = answer(out_p.clone(), perm.clone())
-        require(isinstance(got, torch.Tensor), f"unpermute must return a tensor, got {type(got)}")
+    require_function(answer, "unchanged_outputs(perm)")
+    for perm in _shuffle_cases():
+        got = answer(perm.clone())
         require(
-            got.shape == out.shape,
-            f"unpermute must return the shape it gets, {list(out.shape)}, got {list(got.shape)}",
+            isinstance(got, torch.Tensor) and got.shape == perm.shape,
+            f"unchanged_outputs must return a tensor of shape [{len(perm)}], got "
+            f"{list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}",
         )
-        if torch.equal(got, out):
+        want = _prefix_rule(perm)
+        if torch.equal(got.bool(), want):
             continue
-        if torch.equal(got, out_p):
-            raise ExerciseFailed("unpermute returned its input unchanged: the rows must be moved")
-        if torch.equal(got, out_p[:, perm]):
-            raise ExerciseFailed(
-                "that applies perm a second time; to undo a permutation use its inverse, "
-                "torch.argsort(perm)"
+        t = int((got.bool() != want).nonzero()[0])
+        if want[t]:
+            reason = (
+                f"it is unchanged: token {t} is still at position {t} and sees the same set "
+                f"{{0..{t}}}, only in another order"
             )
-        raise ExerciseFailed(
-            f"for perm = {perm.tolist()} the rows are not back in their original order "
-            "(row perm[j] of the original output is row j of out_p)"
-        )
+        elif int(perm[t]) != t:
+            reason = f"another token (token {int(perm[t])}) now sits at position {t}"
+        else:
+            reason = (
+                f"token {t} stays in place but now sees {sorted(perm[: t + 1].tolist())}, "
+                "a different set of tokens"
+            )
+        require(False, f"for perm = {perm.tolist()}, position {t} is wrong: {reason}")
 
 
 def _uniform_causal_readout(writers: int, t_max: int) -> torch.Tensor:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import math
+import sys
+import types
 from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 
@@ -73,17 +77,52 @@ def _shift_cases() -> list[tuple[int, int, int]]:
     ]
 
 
+def _shift_by_angle_addition(row: torch.Tensor, k: int) -> torch.Tensor:
+    """PE(p + k) from PE(p): sin/cos of (p + k) w_i by the angle-addition formulas."""
+    d = row.shape[-1]
+    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    s, c = row[0::2].double(), row[1::2].double()
+    ck, sk = torch.cos(k * w), torch.sin(k * w)
+    out = torch.empty(d, dtype=torch.float64)
+    out[0::2] = s * ck + c * sk
+    out[1::2] = c * ck - s * sk
+    return out.to(row.dtype)
+
+
+_SINUSOIDAL_FILE = inspect.getsourcefile(relative_rotation)
+_R = TypeVar("_R")
+
+
+def _calls_lib_sinusoidal(fn: Callable[..., _R], *args: object) -> tuple[_R, bool]:
+    """Run ``fn(*args)``; also say whether any Python function of ``lib/sinusoidal.py`` ran."""
+    seen = False
+
+    def profile(frame: types.FrameType, event: str, arg: object) -> None:
+        nonlocal seen
+        if event == "call" and frame.f_code.co_filename == _SINUSOIDAL_FILE:
+            seen = True
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(previous)
+    return result, seen
+
+
 @exercise(
     "ch06-shift",
     chapter=CHAPTER,
     wrong_answers=lambda: [
         lambda row, k: row,
-        lambda row, k: relative_rotation(-k, row.shape[-1]) @ row,
+        lambda row, k: _shift_by_angle_addition(row, -k),
         lambda row, k: row + k,
         lambda row, k: torch.roll(row, 2 * k),
+        lambda row, k: relative_rotation(k, row.shape[-1]) @ row,  # right, but the library's
         42,
     ],
-    right_answer=lambda: lambda row, k: relative_rotation(k, row.shape[-1]) @ row,
+    right_answer=lambda: _shift_by_angle_addition,
 )
 def check_shift(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     """``answer(pe_row, k)`` must return PE(p + k) from PE(p) alone (paper layout, base 10000).
@@ -98,7 +137,13 @@ def check_shift(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     tables = {d: sinusoidal_pe(400, d) for d in (8, 64)}
     for d, p, k in _shift_cases():
         row = tables[d][p].clone()
-        got = answer(row, k)
+        got, used_lib = _calls_lib_sinusoidal(answer, row, k)
+        require(
+            not used_lib,
+            "shift called a function of lib.sinusoidal: derive PE(p + k) yourself from the "
+            "angle-addition formulas, sin((p+k)w) = sin(pw)cos(kw) + cos(pw)sin(kw) and "
+            "cos((p+k)w) = cos(pw)cos(kw) − sin(pw)sin(kw)",
+        )
         require(
             isinstance(got, torch.Tensor) and got.shape == (d,),
             f"shift must return a tensor of shape [d_model] = [{d}], got "
@@ -115,8 +160,7 @@ def check_shift(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
             )
         raise ExerciseFailed(
             f"shift(PE({p}), {k}) is not PE({p + k}) for d_model = {d}; each (sin, cos) pair "
-            "must turn by k·w_i (hint: lib.sinusoidal.relative_rotation, or the angle-addition "
-            "formulas)"
+            "must turn by k·w_i (the angle-addition formulas)"
         )
 
 
