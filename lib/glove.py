@@ -425,8 +425,8 @@ def train_glove_tables(
             with torch.no_grad():
                 for p, g, acc in zip(params, grads, accumulators, strict=True):
                     step = lr * g.clamp(-GLOVE_C_GRAD_CLIP, GLOVE_C_GRAD_CLIP)
-                    p -= step / acc.sqrt()
-                    acc += step**2
+                    p.sub_(step / acc.sqrt())
+                    acc.add_(step**2)
         with torch.no_grad():
             history.losses.append(
                 float(_loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha))
