@@ -34,6 +34,7 @@ from lib.vocab import TrainingHistory, Vocab, flatten
 
 __all__ = [
     "COOCCURRENCE_WEIGHTINGS",
+    "GLOVE_OPTIMIZERS",
     "CountHistogram",
     "cooccurrence_matrix",
     "count_histogram",
@@ -49,6 +50,18 @@ COOCCURRENCE_WEIGHTINGS: dict[str, Callable[[int], float]] = {
     "harmonic": lambda d: 1.0 / d,
     "uniform": lambda d: 1.0,
 }
+
+
+#: How :func:`train_glove_tables` updates the tables. ``"adagrad"``: ``torch.optim.Adagrad`` on the
+#: summed loss J (accumulator starting at 0, so the first step of every coordinate is ±lr).
+#: ``"glove.c"``: the update of GloVe's reference code (``src/glove.c``): the gradient of ½J, each
+#: component clipped to ±100, scaled by η, divided by the square root of an accumulator of the
+#: squared scaled steps that starts at 1 ("so initial value of eta is equal to initial learning
+#: rate"), so the first step is plain SGD with rate η and later steps shrink as the steps add up.
+GLOVE_OPTIMIZERS: tuple[str, ...] = ("adagrad", "glove.c")
+
+#: glove.c's ``grad_clip_value``: each gradient component is clipped to ±100 before scaling by η.
+GLOVE_C_GRAD_CLIP = 100.0
 
 
 def cooccurrence_matrix(
@@ -325,6 +338,7 @@ def train_glove_tables(
     x_max: float = 100.0,
     alpha: float = 0.75,
     batch_size: int = 2048,
+    optimizer: str = "adagrad",
 ) -> tuple[torch.Tensor, torch.Tensor, TrainingHistory]:
     """Fit GloVe to a co-occurrence matrix with AdaGrad; return the two tables and the history.
 
@@ -332,6 +346,17 @@ def train_glove_tables(
     ``lr``, 0.05 in the paper) per minibatch of ``batch_size`` entries on the summed loss.
     Parameters start uniform in (−0.5/d, 0.5/d) as in the reference code. Deterministic given
     ``seed``.
+
+    ``optimizer="glove.c"`` takes the reference code's step instead of ``torch.optim.Adagrad``'s
+    (see :data:`GLOVE_OPTIMIZERS`): for every parameter θ with minibatch gradient g of ½J, the
+    accumulator G starts at 1 and
+
+        s = η · clip(g, ±100);   θ ← θ − s / √G;   G ← G + s²
+
+    so the first step is η·g and the rate falls as squared steps accumulate. glove.c applies it
+    one entry at a time (this applies it per minibatch of entries, summing the gradients of a row
+    within the batch) and, since its commit 5b4e03c, updates the biases without η; here the
+    biases take the same step as the vectors.
 
     Equation:
         J = Σ_{X_ij > 0} f(X_ij) (w_i · w̃_j + b_i + b̃_j − log X_ij)²
@@ -341,6 +366,7 @@ def train_glove_tables(
         dim: d >= 1. epochs: passes >= 1. lr: AdaGrad's learning rate. seed: >= 0.
         x_max, alpha: the parameters of :func:`glove_weight`.
         batch_size: entries per step.
+        optimizer: a name in :data:`GLOVE_OPTIMIZERS` (default ``"adagrad"``).
 
     Returns:
         ``(W, W̃, history)``: word and context vectors, float32 (the paper uses their sum), and a
@@ -348,13 +374,14 @@ def train_glove_tables(
 
     Raises:
         TypeError: ``X`` is not floating. ValueError: ``X`` is not square and non-negative, has
-            no positive entry, or an argument is out of range.
+            no positive entry, an argument is out of range, or an unknown ``optimizer``.
 
     Shapes:
         X: [V, V] -> W: [V, dim], W̃: [V, dim]
 
     References:
-        Pennington et al., GloVe, EMNLP 2014, section 4.2.
+        Pennington et al., GloVe, EMNLP 2014, section 4.2; the update of ``glove_thread`` in
+        https://github.com/stanfordnlp/GloVe/blob/master/src/glove.c.
     """
     X = check_floating("X", X)
     if X.dim() != 2 or X.shape[0] != X.shape[1]:
@@ -367,6 +394,7 @@ def train_glove_tables(
     x_max = check_positive_float("x_max", x_max)
     alpha = check_positive_float("alpha", alpha)
     batch_size = check_positive_int("batch_size", batch_size)
+    optimizer = check_choice("optimizer", optimizer, GLOVE_OPTIMIZERS)
     i, j = torch.nonzero(X > 0, as_tuple=True)  # [M] each
     if len(i) == 0:
         raise ValueError("X has no positive entry to fit")
@@ -379,16 +407,26 @@ def train_glove_tables(
         return torch.nn.Parameter((torch.rand(*shape, generator=generator) - 0.5) / dim)
 
     W, W_tilde, b, b_tilde = init(V, dim), init(V, dim), init(V), init(V)
-    optimizer = torch.optim.Adagrad([W, W_tilde, b, b_tilde], lr=lr)
+    params = [W, W_tilde, b, b_tilde]
+    adagrad = torch.optim.Adagrad(params, lr=lr) if optimizer == "adagrad" else None
+    accumulators = [torch.ones_like(p) for p in params]  # glove.c's gradsq, starting at 1
     history = TrainingHistory()
     for _ in range(epochs):
         order = torch.randperm(len(i), generator=generator)
         for start in range(0, len(i), batch_size):
             m = order[start : start + batch_size]
             loss = _loss_on_entries(W, W_tilde, b, b_tilde, i[m], j[m], x[m], x_max, alpha)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
+            if adagrad is not None:
+                adagrad.zero_grad(set_to_none=True)
+                loss.backward()
+                adagrad.step()
+                continue
+            grads = torch.autograd.grad(0.5 * loss, params)  # glove.c: the gradient of ½J
+            with torch.no_grad():
+                for p, g, acc in zip(params, grads, accumulators, strict=True):
+                    step = lr * g.clamp(-GLOVE_C_GRAD_CLIP, GLOVE_C_GRAD_CLIP)
+                    p.sub_(step / acc.sqrt())
+                    acc.add_(step**2)
         with torch.no_grad():
             history.losses.append(
                 float(_loss_on_entries(W, W_tilde, b, b_tilde, i, j, x, x_max, alpha))

@@ -61,6 +61,7 @@ from lib.vocab import TrainingHistory, Vocab, build_vocab, flatten
 __all__ = [
     "ARCHITECTURES",
     "CBOWNS",
+    "SUBSAMPLE_RULES",
     "SkipGramNS",
     "add_pseudowords",
     "analogy",
@@ -241,35 +242,53 @@ def sample_negatives(
     return flat.reshape(shape)
 
 
-def subsample_keep_probability(vocab: Vocab, threshold: float = 1e-3) -> torch.Tensor:
+#: Frequent-word subsampling rules, keep probability as a function of t / f(w) (clamped to 1).
+#: ``"paper"``: eq. 5 of arXiv:1310.4546 (discard with probability 1 − √(t/f)); ``"word2vec.c"``:
+#: the C tool's ``ran = (sqrt(cn / (sample * train_words)) + 1) * (sample * train_words) / cn``,
+#: that is √(t/f) + t/f.
+SUBSAMPLE_RULES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "paper": lambda ratio: torch.sqrt(ratio),
+    "word2vec.c": lambda ratio: torch.sqrt(ratio) + ratio,
+}
+
+
+def subsample_keep_probability(
+    vocab: Vocab, threshold: float = 1e-3, *, rule: str = "paper"
+) -> torch.Tensor:
     """Probability of keeping each word under frequent-word subsampling.
 
-    An occurrence of w is discarded with probability 1 − sqrt(t / f(w)), where f(w) is the word's
-    relative frequency and t the threshold.
+    With ``rule="paper"`` an occurrence of w is discarded with probability 1 − sqrt(t / f(w)),
+    where f(w) is the word's relative frequency and t the threshold (the paper suggests t around
+    1e-5). ``rule="word2vec.c"`` is the C tool's formula, which keeps more: sqrt(t / f) + t / f
+    (its default t is 1e-3, ``sample = 1e-3`` in word2vec.c).
 
     Equation:
-        keep(w) = min(1, sqrt(t / f(w)))
+        keep(w) = min(1, sqrt(t / f(w)))               ("paper")
+        keep(w) = min(1, sqrt(t / f(w)) + t / f(w))    ("word2vec.c")
 
     Args:
         vocab: a :class:`lib.vocab.Vocab`.
         threshold: t > 0.
+        rule: a key of :data:`SUBSAMPLE_RULES` (default ``"paper"``).
 
     Returns:
         float32 probabilities.
 
     Raises:
-        ValueError: ``threshold`` <= 0.
+        ValueError: ``threshold`` <= 0 or an unknown ``rule``.
 
     Shapes:
         -> [V]
 
     References:
-        Mikolov et al., Distributed Representations of Words and Phrases, arXiv:1310.4546, eq. 5.
+        Mikolov et al., Distributed Representations of Words and Phrases, arXiv:1310.4546, eq. 5;
+        ``TrainModelThread`` in https://github.com/tmikolov/word2vec/blob/master/word2vec.c.
     """
     threshold = check_positive_float("threshold", threshold)
+    rule = check_choice("rule", rule, tuple(SUBSAMPLE_RULES))
     counts = torch.tensor(vocab.counts, dtype=torch.float64)
     freq = counts / counts.sum()
-    return torch.sqrt(threshold / freq).clamp(max=1.0).to(torch.float32)
+    return SUBSAMPLE_RULES[rule](threshold / freq).clamp(max=1.0).to(torch.float32)
 
 
 # --- the models ------------------------------------------------------------------------------------

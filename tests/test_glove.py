@@ -287,3 +287,58 @@ def test_alpha_is_irrelevant_once_every_count_reaches_x_max(small_counts):
     W1, _, h1 = train_glove_tables(small_counts, alpha=0.3, **options)
     W2, _, h2 = train_glove_tables(small_counts, alpha=2.0, **options)
     assert torch.equal(W1, W2) and h1.losses == h2.losses
+
+
+# --- glove.c's AdaGrad (H7: accumulator starting at 1, gradient of ½J, clipping) ----------------
+
+
+def _glove_c_reference_steps(X, dim, lr, seed, x_max, alpha, steps):
+    """glove.c's update written out per parameter in float64, one full-batch step at a time."""
+    i, j = torch.nonzero(X > 0, as_tuple=True)
+    x = X[i, j].double()
+    V = X.shape[0]
+    g = torch.Generator().manual_seed(seed)
+    W, Wt, b, bt = (((torch.rand(*s, generator=g) - 0.5) / dim).double() for s in
+                    ((V, dim), (V, dim), (V,), (V,)))  # fmt: skip
+    gsq = [torch.ones_like(p) for p in (W, Wt, b, bt)]
+    for _ in range(steps):
+        diff = (W[i] * Wt[j]).sum(-1) + b[i] + bt[j] - torch.log(x)
+        fdiff = torch.where(x < x_max, (x / x_max) ** alpha, torch.ones_like(x)) * diff
+        grads = [torch.zeros_like(p) for p in (W, Wt, b, bt)]
+        grads[0].index_add_(0, i, fdiff[:, None] * Wt[j])
+        grads[1].index_add_(0, j, fdiff[:, None] * W[i])
+        grads[2].index_add_(0, i, fdiff)
+        grads[3].index_add_(0, j, fdiff)
+        for p, gr, acc in zip((W, Wt, b, bt), grads, gsq, strict=True):
+            step = lr * gr.clamp(-100.0, 100.0)
+            p -= step / acc.sqrt()
+            acc += step**2
+    return W, Wt
+
+
+def test_glove_c_optimizer_matches_the_reference_update():
+    X = torch.tensor([[0.0, 3.0, 1.0], [3.0, 2.0, 0.5], [1.0, 0.5, 0.0]], dtype=torch.float64)
+    # the first step: the accumulator starts at 1, so it is plain gradient descent at rate lr
+    # (torch.optim.Adagrad's first step would be ±lr per coordinate)
+    for epochs in (1, 3):
+        W, Wt, _ = train_glove_tables(
+            X, dim=4, epochs=epochs, lr=0.05, seed=3, x_max=2.0, batch_size=100,
+            optimizer="glove.c",
+        )  # fmt: skip
+        W_ref, Wt_ref = _glove_c_reference_steps(X, 4, 0.05, 3, 2.0, 0.75, epochs)
+        torch.testing.assert_close(W.double(), W_ref, rtol=1e-5, atol=1e-7)
+        torch.testing.assert_close(Wt.double(), Wt_ref, rtol=1e-5, atol=1e-7)
+
+
+def test_glove_c_optimizer_differs_from_torch_adagrad_and_learns():
+    sentences = generate_corpus(300, seed=1)
+    X = cooccurrence_matrix(sentences, build_vocab(sentences), window=3)
+    runs = {
+        opt: train_glove_tables(X, dim=8, epochs=6, seed=0, x_max=10.0, optimizer=opt)
+        for opt in ("adagrad", "glove.c")
+    }
+    assert not torch.allclose(runs["adagrad"][0], runs["glove.c"][0])
+    losses = runs["glove.c"][2].losses
+    assert losses[-1] < 0.7 * losses[0]
+    with pytest.raises(ValueError, match="optimizer"):
+        train_glove_tables(X, dim=8, epochs=1, optimizer="adam")

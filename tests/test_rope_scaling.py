@@ -544,6 +544,7 @@ def test_llama2_config_matches_transformers_defaults():
     ours = REAL_CONFIGS["Llama-2-7B"]
     assert {k: ours[k] for k in expected} == expected
 
+
 # ------------------------------------------------------------------ DeepSeek's softmax scale
 
 

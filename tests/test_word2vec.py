@@ -444,3 +444,25 @@ def test_subsampling_option_reaches_training(monkeypatch):
     assert abs(kept_the - p * n_the) <= 5 * math.sqrt(n_the * p * (1 - p))  # about 134 ± 57
     # every rare token is kept and still has a neighbour in its 50-token sentence
     assert int((centres != the).sum()) == epochs * 1000
+
+
+# --- subsampling rules (H7: the C tool's keep probability next to the paper's) ----------------------
+
+
+def test_subsample_rules_pinned_against_word2vec_c():
+    from lib.word2vec import SUBSAMPLE_RULES, subsample_keep_probability
+
+    vocab = build_vocab([["a"] * 96 + ["b"] * 3 + ["c"]])  # f = 0.96, 0.03, 0.01
+    t = 1e-2
+    paper = subsample_keep_probability(vocab, t).tolist()
+    c_tool = subsample_keep_probability(vocab, t, rule="word2vec.c").tolist()
+    for word, f in (("a", 0.96), ("b", 0.03), ("c", 0.01)):
+        i = vocab.id(word)
+        # word2vec.c: ran = (sqrt(cn / (sample * train_words)) + 1) * (sample * train_words) / cn
+        ran = (math.sqrt(f / t) + 1) * t / f
+        assert c_tool[i] == pytest.approx(min(1.0, ran), rel=1e-6)
+        assert paper[i] == pytest.approx(min(1.0, math.sqrt(t / f)), rel=1e-6)
+    assert c_tool[vocab.id("a")] > paper[vocab.id("a")]  # the C tool keeps more
+    assert set(SUBSAMPLE_RULES) == {"paper", "word2vec.c"}
+    with pytest.raises(ValueError, match="rule"):
+        subsample_keep_probability(vocab, t, rule="gensim")

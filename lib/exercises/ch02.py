@@ -16,8 +16,9 @@ from lib.vocab import build_vocab
 
 CHAPTER = "02_static_embeddings"
 
-#: The "window" exercise: the chapter's corpus, PPMI + SVD vectors of this size, this threshold.
-CORPUS_SENTENCES, CORPUS_SEED, SVD_DIM, SHARE_THRESHOLD = 5000, 0, 32, 0.7
+#: The "window" exercise: the chapter's corpus, PPMI + SVD vectors of this size, this threshold,
+#: windows 1..MAX_WINDOW running across sentence ends.
+CORPUS_SENTENCES, CORPUS_SEED, SVD_DIM, SHARE_THRESHOLD, MAX_WINDOW = 5000, 0, 32, 0.5, 10
 
 
 # --- 1. the skip-gram negative-sampling loss ------------------------------------------------------
@@ -189,12 +190,14 @@ def check_cosmul(answer: Callable[..., str]) -> None:
 # --- 3. the window size, measured -------------------------------------------------------------------
 
 
-def _share_by_window(windows: range = range(1, 8)) -> dict[int, float]:
+def _share_by_window(windows: range = range(1, MAX_WINDOW + 1)) -> dict[int, float]:
     sentences = generate_corpus(CORPUS_SENTENCES, seed=CORPUS_SEED)
     vocab = build_vocab(sentences)
     shares = {}
     for m in windows:
-        X = cooccurrence_matrix(sentences, vocab, window=m, weighting="uniform")
+        X = cooccurrence_matrix(
+            sentences, vocab, window=m, weighting="uniform", across_sentences=True
+        )
         vectors = svd_vectors(ppmi(X), SVD_DIM)
         shares[m] = neighbour_class_share(vectors, vocab.words, WORD_CLASSES, k=5)
     return shares
@@ -208,11 +211,11 @@ def _first_window_below() -> int:
 @exercise(
     "ch02-window",
     chapter=CHAPTER,
-    wrong_answers=lambda: [_first_window_below() - 1, _first_window_below() + 1, 0.7, "5"],
+    wrong_answers=lambda: [_first_window_below() - 1, _first_window_below() + 1, 0.5, "8", 5],
     right_answer=_first_window_below,
 )
 def check_window(answer: int) -> None:
-    """The smallest window m whose PPMI + SVD vectors have a substitute share below 0.7.
+    """The smallest window m (across sentences) whose PPMI + SVD share is below 0.5.
 
     Args:
         answer: the window half-width m, an int.
@@ -231,10 +234,12 @@ def check_window(answer: int) -> None:
     if int(answer) in shares:
         raise ExerciseFailed(
             f"at m = {int(answer)} the share is {shares[int(answer)]:.3f}; find the *smallest* m "
-            f"with a share below {SHARE_THRESHOLD} (windows within sentences, uniform weighting, "
+            f"with a share below {SHARE_THRESHOLD} (windows across sentences, uniform weighting, "
             f"PPMI, SVD to {SVD_DIM} dimensions, k = 5 neighbours)"
         )
-    raise ExerciseFailed(f"try the windows m = 1, 2, ..., 7; {int(answer)} is not among them")
+    raise ExerciseFailed(
+        f"try the windows m = 1, 2, ..., {MAX_WINDOW}; {int(answer)} is not among them"
+    )
 
 
 # --- 4. CBOW's hidden vector ------------------------------------------------------------------------
