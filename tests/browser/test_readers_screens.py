@@ -206,7 +206,7 @@ def test_figure_menus_read_in_both_themes_and_do_not_overlap(mode, recorder_fact
 
     rec = recorder_factory(color_scheme=mode)
     set_mode(rec, mode)
-    p = open_page(rec, site_url, "chapters/12_comparison_lab.html")
+    p = open_page(rec, site_url, "chapters/13_comparison_lab.html")
     got = p.evaluate(FIGURE_MENUS)
     assert got, "ch12 has figure menus (the lab's condition buttons and group dropdown)"
     for figure in got:

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 # ch12 has a table (the schemes side by side) far down, wider than a 360 px phone's column (ch11's
 # tables fit since output tables wrap their code, reading.css).
-PAGE = "chapters/12_comparison_lab.html"
+PAGE = "chapters/13_comparison_lab.html"
 PHONE = {"width": 360, "height": 800}
 BLOCKS = (
     '["pre", ".nboutput > .output_area", ".cell_output > .output", ".jp-RenderedHTMLCommon", '
