@@ -555,8 +555,10 @@ def test_errors_apply_rope():
         apply_rope(x[:, :4], cos, sin[:3])
     with pytest.raises(ValueError, match="does not broadcast"):
         apply_rope(torch.randn(2, 3, 4, 8), torch.ones(5, 1, 4, 4), torch.ones(5, 1, 4, 4))
+    # (3 rows for x [2, 3, 4, 8] would match dim -3: that is named as a layout error, see
+    # test_x_in_meta_layout_is_named_not_sliced)
     with pytest.raises(ValueError, match="positions past the table"):
-        apply_rope(torch.randn(2, 3, 4, 8), torch.ones(1, 1, 3, 4), torch.ones(1, 1, 3, 4))
+        apply_rope(torch.randn(2, 3, 5, 8), torch.ones(1, 1, 4, 4), torch.ones(1, 1, 4, 4))
     with pytest.raises(ValueError, match=r"cos has 6 rows \(dim -2\) .* slice"):
         apply_rope(torch.randn(2, 3, 4, 8), torch.ones(1, 1, 6, 4), torch.ones(1, 1, 6, 4))
     with pytest.raises(ValueError, match=r"cos has 6 rows \(dim -2\) .* cos\[:4\]"):
