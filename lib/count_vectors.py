@@ -25,28 +25,35 @@ from lib._checks import check_counts, check_floating, check_positive_float, chec
 __all__ = ["ppmi", "svd_vectors"]
 
 
-def ppmi(X: torch.Tensor, *, shift: float = 1.0) -> torch.Tensor:
-    """Shifted positive PMI of a co-occurrence matrix.
+def ppmi(X: torch.Tensor, *, shift: float = 1.0, alpha: float = 1.0) -> torch.Tensor:
+    """Shifted positive PMI of a co-occurrence matrix, with optional context-distribution smoothing.
 
     Equation:
-        SPPMI(i, j) = max(PMI(i, j) − log shift, 0),  and 0 where X_ij = 0
+        SPPMI(i, j) = max(PMI_α(i, j) − log shift, 0),  and 0 where X_ij = 0
+        PMI_α(i, j) = log( P(i, j) / (P(i) P_α(j)) ),  P_α(j) = X_·j^α / Σ_j' X_·j'^α
 
     Args:
         X: non-negative co-occurrence counts (rows words, columns contexts).
         shift: K of Levy & Goldberg 2014 (>= 1); 1 gives plain PPMI.
+        alpha: exponent of the context counts in P_α (0 < alpha <= 1); 1 (the default) is plain
+            PMI, Levy, Goldberg & Dagan 2015 use 0.75 (word2vec's 3/4 for negatives), which raises
+            the probability of rare contexts and so lowers their PMI.
 
     Returns:
         The float64 matrix.
 
     Raises:
         TypeError: X is not a floating tensor.
-        ValueError: X is not 2-D, has a negative entry or sums to 0, or shift < 1.
+        ValueError: X is not 2-D, has a negative entry or sums to 0, shift < 1, or alpha not in
+            (0, 1].
 
     Shapes:
         X: [V, C] -> [V, C]
 
     References:
         Levy & Goldberg, Neural Word Embedding as Implicit Matrix Factorization, NIPS 2014.
+        Levy, Goldberg & Dagan, Improving Distributional Similarity with Lessons Learned from Word
+        Embeddings, TACL 2015 (context-distribution smoothing, section 3.2).
     """
     X = check_floating("X", X)
     if X.dim() != 2:
@@ -55,11 +62,18 @@ def ppmi(X: torch.Tensor, *, shift: float = 1.0) -> torch.Tensor:
     shift = check_positive_float("shift", shift)
     if shift < 1:
         raise ValueError(f"shift must be >= 1 (a number of negative samples), got {shift}")
+    alpha = check_positive_float("alpha", alpha)
+    if alpha > 1:
+        raise ValueError(
+            f"alpha must be in (0, 1] (1: no smoothing, 0.75: Levy et al. 2015), got {alpha}"
+        )
     X = X.double()
     total = X.sum()
     if total <= 0:
         raise ValueError("X has no positive entry")
     row, col = X.sum(1, keepdim=True), X.sum(0, keepdim=True)  # [V, 1], [1, C]
+    if alpha != 1:  # P_α(c) in place of col / total: log P(i,j) / (P(i) P_α(j))
+        col = total * col**alpha / (col**alpha).sum()  # [1, C]
     positive = X > 0
     pmi = torch.zeros_like(X)
     pmi[positive] = torch.log(X * total / (row * col))[positive]

@@ -58,3 +58,21 @@ def test_bad_input_raises() -> None:
         svd_vectors(torch.ones(3, 2), 3)
     with pytest.raises(TypeError):
         ppmi(torch.ones(2, 2, dtype=torch.long))
+
+
+def test_ppmi_context_smoothing_matches_levy_et_al_2015() -> None:
+    """alpha = 0.75 uses P_α(c) = #c^α / Σ #c'^α (LGD 2015 §3.2); alpha = 1 is plain PPMI."""
+    X = torch.tensor([[4.0, 1.0, 0.0], [2.0, 0.0, 1.0], [1.0, 3.0, 6.0]], dtype=torch.float64)
+    smoothed = ppmi(X, alpha=0.75)
+    total, row, col = X.sum(), X.sum(1, keepdim=True), X.sum(0, keepdim=True)
+    p_alpha = col**0.75 / (col**0.75).sum()
+    pmi = torch.log((X / total) / ((row / total) * p_alpha))
+    expected = torch.where(X > 0, pmi.clamp_min(0), torch.zeros_like(X))
+    torch.testing.assert_close(smoothed, expected, rtol=0, atol=1e-12)
+    assert not torch.allclose(smoothed, ppmi(X))  # ignoring alpha fails here
+    assert torch.equal(ppmi(X, alpha=1.0), ppmi(X))
+    # rarest context (column 1, 4 counts vs 7 and 7) gets a larger P_α than P, so a lower PMI
+    with pytest.raises(ValueError, match="alpha"):
+        ppmi(X, alpha=1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        ppmi(X, alpha=0.0)

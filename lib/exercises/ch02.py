@@ -21,15 +21,30 @@ CHAPTER = "02_static_embeddings"
 CORPUS_SENTENCES, CORPUS_SEED, SVD_DIM, SHARE_THRESHOLD, MAX_WINDOW = 5000, 0, 32, 0.5, 10
 
 
-# --- 1. the skip-gram negative-sampling loss ------------------------------------------------------
+# --- 1. the gradient of the skip-gram negative-sampling loss ------------------------------------
 
 
 def _sgns_reference(v_c: torch.Tensor, u_o: torch.Tensor, u_n: torch.Tensor) -> torch.Tensor:
     """−log σ(u_o·v_c) − Σ_k log σ(−u_k·v_c), ``[B, d], [B, d], [B, K, d] -> [B]`` (float64)."""
     v_c, u_o, u_n = v_c.double(), u_o.double(), u_n.double()
-    positive = torch.log(torch.sigmoid((u_o * v_c).sum(-1)))  # [B]
+    positive = F.logsigmoid((u_o * v_c).sum(-1))  # [B]
     scores = torch.einsum("bkd,bd->bk", u_n, v_c)  # [B, K]
-    return -(positive + torch.log(torch.sigmoid(-scores)).sum(-1))
+    return -(positive + F.logsigmoid(-scores).sum(-1))
+
+
+def _sgns_grad_autograd(v_c: torch.Tensor, u_o: torch.Tensor, u_n: torch.Tensor) -> torch.Tensor:
+    """∂ℓ/∂v_c for every pair by autograd, ``[B, d]`` (float64): the checker's ground truth."""
+    v = v_c.double().detach().requires_grad_(True)
+    (grad,) = torch.autograd.grad(_sgns_reference(v, u_o, u_n).sum(), v)
+    return grad
+
+
+def _sgns_grad_closed_form(v_c: torch.Tensor, u_o: torch.Tensor, u_n: torch.Tensor) -> torch.Tensor:
+    """(σ(u_o·v_c) − 1) u_o + Σ_k σ(u_k·v_c) u_k, ``[B, d]`` (float64)."""
+    v_c, u_o, u_n = v_c.double(), u_o.double(), u_n.double()
+    pull = (torch.sigmoid((u_o * v_c).sum(-1)) - 1)[:, None] * u_o  # [B, d]
+    push = (torch.sigmoid(torch.einsum("bkd,bd->bk", u_n, v_c))[..., None] * u_n).sum(1)  # [B, d]
+    return pull + push
 
 
 def _sgns_cases() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
@@ -49,7 +64,8 @@ def _sgns_cases() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
 
 def _call(fn: Callable, *args: torch.Tensor):
     try:
-        return fn(*(a.clone() for a in args))
+        with torch.no_grad():  # a closed form needs no autograd
+            return fn(*(a.clone() for a in args))
     except Exception as error:  # a reader's bug: explain it instead of crashing the check
         shapes = ", ".join(str(list(a.shape)) for a in args)
         raise ExerciseFailed(
@@ -57,60 +73,74 @@ def _call(fn: Callable, *args: torch.Tensor):
         ) from None
 
 
+def _dot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return (x * y).sum(-1)
+
+
 @exercise(
-    "ch02-sgns-loss",
+    "ch02-sgns-grad",
     chapter=CHAPTER,
     wrong_answers=lambda: [
-        # the sign of the negative scores forgotten
-        lambda v, u, n: -(F.logsigmoid((u * v).sum(-1)) + F.logsigmoid(n @ v[..., None])[..., 0].sum(-1)),
-        # the mean over the K negatives instead of the sum
-        lambda v, u, n: -(F.logsigmoid((u * v).sum(-1)) + F.logsigmoid(-(n @ v[..., None]))[..., 0].mean(-1)),
-        # the log-likelihood (to maximise) instead of the loss
-        lambda v, u, n: F.logsigmoid((u * v).sum(-1)) + F.logsigmoid(-(n @ v[..., None]))[..., 0].sum(-1),
-        # only the positive term
-        lambda v, u, n: -F.logsigmoid((u * v).sum(-1)),
-        # the mean over the batch
-        lambda v, u, n: -(F.logsigmoid((u * v).sum(-1)) + F.logsigmoid(-(n @ v[..., None]))[..., 0].sum(-1)).mean(),
+        # the positive term's sign flipped: (1 − σ) u_o
+        lambda v, u, n: (1 - torch.sigmoid(_dot(u, v)))[:, None] * u
+        + (torch.sigmoid(n @ v[..., None]) * n).sum(1),
+        # σ(−u_k·v) for the noise words instead of σ(u_k·v)
+        lambda v, u, n: (torch.sigmoid(_dot(u, v)) - 1)[:, None] * u
+        + (torch.sigmoid(-(n @ v[..., None])) * n).sum(1),
+        # the noise words forgotten
+        lambda v, u, n: (torch.sigmoid(_dot(u, v)) - 1)[:, None] * u,
+        # the mean over the K noise words instead of the sum
+        lambda v, u, n: (torch.sigmoid(_dot(u, v)) - 1)[:, None] * u
+        + (torch.sigmoid(n @ v[..., None]) * n).mean(1),
+        # the gradient of the log-likelihood (ascent direction) instead of the loss
+        lambda v, u, n: -_sgns_grad_closed_form(v, u, n),
+        # the loss itself
+        _sgns_reference,
         "not a function",
     ],
-    right_answer=lambda: _sgns_reference,
+    right_answer=lambda: _sgns_grad_closed_form,
 )  # fmt: skip
-def check_sgns_loss(
+def check_sgns_grad(
     answer: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
-    """``answer(v_c [B, d], u_o [B, d], u_n [B, K, d])`` must be ℓ per pair, ``[B]``.
+    """``answer(v_c [B, d], u_o [B, d], u_n [B, K, d])`` must be ∂ℓ/∂v_c per pair, ``[B, d]``.
+
+    The reference is autograd on ℓ (float64), so the check does not depend on a closed form.
 
     Args:
-        answer: the reader's function ``sgns_loss(v_c, u_o, u_n)``, one loss per pair.
+        answer: the reader's function ``sgns_grad(v_c, u_o, u_n)``, closed form, no autograd.
 
     Raises:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
-    require_function(answer, "sgns_loss(v_c, u_o, u_n)")
+    require_function(answer, "sgns_grad(v_c, u_o, u_n)")
     for v_c, u_o, u_n in _sgns_cases():
         b, k, d = u_n.shape
-        want = _sgns_reference(v_c, u_o, u_n)  # [B]
+        want = _sgns_grad_autograd(v_c, u_o, u_n)  # [B, d]
         got = _call(answer, v_c, u_o, u_n)
-        require(isinstance(got, torch.Tensor), f"sgns_loss must return a tensor, got {type(got)}")
+        require(isinstance(got, torch.Tensor), f"sgns_grad must return a tensor, got {type(got)}")
         require(
-            tuple(got.shape) == (b,),
-            f"for B = {b}, K = {k}, d = {d} the result must have shape [B] = [{b}] (one loss per "
-            f"pair, no mean over the batch), got {list(got.shape)}",
+            tuple(got.shape) == (b, d),
+            f"for B = {b}, K = {k}, d = {d} the result must have shape [B, d] = [{b}, {d}] (one "
+            f"gradient per pair, same shape as v_c), got {list(got.shape)}",
         )
         got = got.double()
         if torch.allclose(got, want, atol=1e-5, rtol=1e-5):
             continue
         if torch.allclose(got, -want, atol=1e-5, rtol=1e-5):
             raise ExerciseFailed(
-                "you returned the log-likelihood; the loss is its negative (it must be >= 0)"
+                "the sign is flipped: that is the gradient of the log-likelihood; the loss's "
+                "gradient points away from u_o, so gradient descent moves v_c towards it"
             )
-        positive_only = -torch.log(torch.sigmoid((u_o.double() * v_c.double()).sum(-1)))
-        if torch.allclose(got, positive_only, atol=1e-5, rtol=1e-5):
-            raise ExerciseFailed("the noise words are missing: add −Σ_k log σ(−u_k·v_c)")
+        push = _sgns_grad_closed_form(v_c, u_o, u_n) - _sgns_grad_closed_form(
+            v_c, u_o, torch.zeros_like(u_n)
+        )  # the noise part alone (σ(0) u = 0 for zero rows)
+        if torch.allclose(got, want - push, atol=1e-5, rtol=1e-5):
+            raise ExerciseFailed("the noise words are missing: add Σ_k σ(u_k·v_c) u_k")
         raise ExerciseFailed(
-            f"for B = {b}, K = {k}, d = {d} the losses differ from −log σ(u_o·v_c) − "
-            "Σ_k log σ(−u_k·v_c): check the minus sign inside σ for the noise words, and sum "
-            "(not average) over the K of them"
+            f"for B = {b}, K = {k}, d = {d} the gradients differ from autograd's: d/dx of "
+            "−log σ(x) is σ(x) − 1 and of −log σ(−x) is σ(x); then the chain rule through "
+            "x = u·v_c multiplies by u; sum (not average) over the K noise words"
         )
 
 
