@@ -38,7 +38,7 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-__version__ = "0.3.1"
+__version__ = "0.4.0"
 
 
 def __getattr__(name: str) -> ModuleType:
