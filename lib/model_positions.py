@@ -37,7 +37,7 @@ class ModelPositions:
         rope_only_on_sliding: Cohere2's rule (full layers are NoPE).
         attention_chunk_size: Llama 4's chunk on RoPE layers, or None.
         linear_attention_interval: Qwen3-Next: every k-th layer is full attention, the others
-            linear (no positions); 0: none.
+            linear (Gated DeltaNet: no RoPE, order carried by its decay and causal conv); 0: none.
         pairing: ``"half"`` or ``"interleaved"`` as the modeling code rotates.
         rotated_dims: dims rotated per head where only a slice is (DeepSeek MLA), else None.
         qk_head_dim: the q·k dimension where it differs from head_dim (DeepSeek MLA), else None.

@@ -14,26 +14,29 @@ from lib.exercises import exercise, require, require_int
 
 CHAPTER = "12_positions_today"
 
-#: Gemma 4's global layers in transformers' default configuration: head 512, base 1e6, 1/4 rotated.
-G4_HEAD, G4_BASE, G4_FRACTION, G4_CONTEXT = 512, 1_000_000.0, 0.25, 131072
+#: Gemma 4 global layers (transformers default: head 512, base 1e6, 1/4 rotated); twice its context.
+G4_HEAD, G4_BASE, G4_FRACTION, G4_CONTEXT = 512, 1_000_000.0, 0.25, 262144
 
 #: Exercise 2: a key cached at position CACHED_AT moves to NEW_POS.
 CACHED_AT, NEW_POS, D_KEY = 100, 60, 8
 
 
-def _gemma4_turning_pairs() -> int:
+def _zeroed_pairs_that_would_turn() -> int:
+    """Pairs p-RoPE zeroes (i >= fraction·d/2) whose full-head wavelength fits in the context."""
     k = int(G4_FRACTION * G4_HEAD // 2)
-    return sum(2 * math.pi * G4_BASE ** (2 * i / G4_HEAD) <= G4_CONTEXT for i in range(k))
+    return sum(
+        2 * math.pi * G4_BASE ** (2 * i / G4_HEAD) <= G4_CONTEXT for i in range(k, G4_HEAD // 2)
+    )
 
 
 @exercise(
     "today-gemma4-turns",
     chapter=CHAPTER,
-    wrong_answers=lambda: [256, 0, 32, _gemma4_turning_pairs() - 1, "64"],
-    right_answer=_gemma4_turning_pairs,
+    wrong_answers=lambda: [192, 64, 0, _zeroed_pairs_that_would_turn() + 64, "134"],
+    right_answer=_zeroed_pairs_that_would_turn,
 )
 def check_gemma4_turns(answer: int) -> None:
-    """How many pairs of a Gemma 4 global layer complete a full turn within 131072 tokens.
+    """How many zeroed pairs of a Gemma 4 global layer would have turned within 262144 tokens.
 
     Args:
         answer: a count of pairs, an int.
@@ -42,16 +45,29 @@ def check_gemma4_turns(answer: int) -> None:
         ExerciseFailed: the answer is wrong (the message says what to look at).
     """
     answer = require_int(answer, f"answer must be an int, got {type(answer).__name__} {answer!r}")
-    require(answer != 256, "the head has 256 pairs, but the zeroed ones never turn (θ = 0)")
-    require(answer != 0, "compute the slowest rotating pair's wavelength 2π/θ_63: is it > 131072?")
+    require(answer != 192, "192 pairs are zeroed, but not all of them would turn: count them")
+    require(answer != 64, "64 pairs rotate; the question asks about the zeroed ones (i >= 64)")
     require(
-        answer == _gemma4_turning_pairs(),
-        f"got {answer}: θ_i = 1e6^(-2i/512) for i < 64; count i with 2π/θ_i <= 131072",
+        answer != _zeroed_pairs_that_would_turn() + 64,
+        "that counts every pair of the full head: leave out the 64 rotating ones",
+    )
+    require(
+        answer == _zeroed_pairs_that_would_turn(),
+        f"got {answer}: θ_i = 1e6^(-2i/512) for 64 <= i < 256; count i with 2π/θ_i <= 262144",
     )
 
 
 def _key() -> torch.Tensor:
     return torch.linspace(-1.0, 1.0, D_KEY, dtype=torch.float64)
+
+
+def cached_key() -> torch.Tensor:
+    """Exercise 2's input: a key as a RoPE cache holds it, already rotated at position 100.
+
+    Returns:
+        R_100 k, float64 [8] (half pairing, base 10,000).
+    """
+    return _rotate(_key(), CACHED_AT)
 
 
 def _rotate(x: torch.Tensor, pos: int) -> torch.Tensor:
@@ -64,7 +80,12 @@ def _rotate(x: torch.Tensor, pos: int) -> torch.Tensor:
 @exercise(
     "today-rerotate",
     chapter=CHAPTER,
-    wrong_answers=lambda: [_rotate(_key(), CACHED_AT), _rotate(_key(), CACHED_AT + 40), _key()],
+    wrong_answers=lambda: [
+        _rotate(_key(), CACHED_AT),
+        _rotate(_key(), CACHED_AT + 40),
+        _rotate(_rotate(_key(), CACHED_AT), NEW_POS),
+        _key(),
+    ],
     right_answer=lambda: _rotate(_key(), NEW_POS),
 )
 def check_rerotate(answer: torch.Tensor) -> None:
@@ -86,6 +107,10 @@ def check_rerotate(answer: torch.Tensor) -> None:
     require(
         not torch.allclose(answer.double(), _rotate(_key(), CACHED_AT + 40), atol=1e-5),
         "that moved the key to 140: Δ is new position minus old, negative here",
+    )
+    require(
+        not torch.allclose(answer.double(), _rotate(_key(), CACHED_AT + NEW_POS), atol=1e-5),
+        "that rotated the cached key by 60 more (to 160): it already carries R_100",
     )
     require(
         torch.allclose(answer.double(), expected, atol=1e-5),
