@@ -265,12 +265,15 @@ def test_read_gguf_refuses_other_files(tmp_path):
         read_gguf(bad)
 
 
-def test_config_tied_flag_reads_the_parsed_file(contents):
+def test_config_tied_flag_reads_the_parsed_file(contents, monkeypatch):
     untied = dataclasses.replace(
         contents, tensors={**contents.tensors, "output.weight": (0, (1,), 0)}
     )
     assert smollm_config(contents).tie_word_embeddings
     assert not smollm_config(untied).tie_word_embeddings
+    # with no argument the default file is parsed, and its tensors decide too
+    monkeypatch.setattr(smollm, "read_gguf", lambda path: untied)
+    assert not smollm_config().tie_word_embeddings
 
 
 def nearby_beats_baseline(weights: torch.Tensor, min_query: int = 16) -> bool:
