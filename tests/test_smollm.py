@@ -345,3 +345,12 @@ def test_skipping_the_inverse_permutation_hurts_the_loss_but_not_the_smoke_test(
     assert answer == ["ĠParis"]  # ... yet the one-prompt smoke test still passes
     assert torch.equal(model.model.layers[3].self_attn.q_proj.weight, before[0])  # restored
     torch.testing.assert_close(smollm_trace(PROSE).logits, good.logits, rtol=0, atol=0)
+
+
+def test_lib_rope_reads_head_size_and_base_from_the_config(monkeypatch):
+    model, _ = load_smollm()
+    right = smollm_trace(PROMPT, rope="lib")
+    monkeypatch.setitem(model.config.rope_parameters, "rope_theta", 10000.0)
+    wrong_base = smollm_trace(PROMPT, rope="lib")
+    assert (wrong_base.q_rot - right.q_rot).abs().max() > 1.0  # lib's rotation follows the config
+    torch.testing.assert_close(wrong_base.q[0], right.q[0], rtol=0, atol=0)  # layer 0 input same
