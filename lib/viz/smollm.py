@@ -6,7 +6,6 @@ draws them.
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.graph_objects as go
 import torch
 
@@ -21,6 +20,7 @@ def pair_norm_figure(
     k_norms: torch.Tensor,
     wavelengths: torch.Tensor,
     *,
+    layer: int = 0,
     caption: str | None = None,
     alt: str | None = None,
 ) -> go.Figure:
@@ -30,6 +30,7 @@ def pair_norm_figure(
         q_norms: the queries' mean norm per pair and layer, floating ``[L, P]``.
         k_norms: the keys' mean norm per pair and layer, floating ``[L, P]``.
         wavelengths: each pair's wavelength 2π/θ_i in tokens, floating ``[P]`` (the x axis, log).
+        layer: the layer shown first (the slider's starting step), in ``[0, L)``.
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
     Returns:
@@ -37,7 +38,8 @@ def pair_norm_figure(
 
     Raises:
         TypeError: a non-floating input.
-        ValueError: shapes that do not match ``[L, P]``, ``[L, P]``, ``[P]``.
+        ValueError: shapes that do not match ``[L, P]``, ``[L, P]``, ``[P]``, or ``layer``
+            outside ``[0, L)``.
 
     Shapes:
         q_norms, k_norms: [L, P]; wavelengths: [P]
@@ -58,27 +60,36 @@ def pair_norm_figure(
             "q_norms and k_norms must be [L, P] and wavelengths [P], got "
             f"{tuple(q_norms.shape)}, {tuple(k_norms.shape)}, {tuple(wavelengths.shape)}"
         )
+    if isinstance(layer, bool) or not isinstance(layer, int):
+        raise TypeError(f"layer must be an int, got {type(layer).__name__}")
+    if not 0 <= layer < q_norms.shape[0]:
+        raise ValueError(f"layer must lie in [0, {q_norms.shape[0]}), got {layer}")
     x = rounded(wavelengths.detach().cpu()).tolist()
     fig = go.Figure()
-    top = float(max(q_norms.max(), k_norms.max()))
-    for layer in range(q_norms.shape[0]):
+    for step in range(q_norms.shape[0]):
         for j, (name, norms) in enumerate((("queries", q_norms), ("keys", k_norms))):
             fig.add_trace(
                 go.Scatter(
                     x=x,
-                    y=rounded(norms[layer].detach().cpu(), 3).tolist(),
+                    y=rounded(norms[step].detach().cpu(), 3).tolist(),
                     mode="lines+markers",
                     name=name,
-                    visible=layer == 0,
+                    visible=step == layer,
                     line={"color": palette(j), "width": 2, "dash": "solid" if j == 0 else "dash"},
-                    marker={"size": 5, "symbol": "circle" if j == 0 else "square"},
+                    marker={
+                        "size": 5,
+                        "color": palette(j),
+                        "symbol": "circle" if j == 0 else "square",
+                    },
                     hovertemplate="wavelength %{x:.3g} tokens<br>norm %{y:.3f}<extra>"
                     + name
                     + "</extra>",
                 )
             )
-    labels = [str(layer) for layer in range(q_norms.shape[0])]
-    add_step_slider(fig, labels, n_static=0, per_step=2, prefix="layer ", legend_follows=True)
+    labels = [str(step) for step in range(q_norms.shape[0])]
+    add_step_slider(
+        fig, labels, n_static=0, per_step=2, prefix="layer ", active=layer, legend_follows=True
+    )
     fig.update_xaxes(type="log", title_text="wavelength 2π/θ_i of the pair (tokens, log scale)")
-    fig.update_yaxes(title_text="mean pair norm", range=[0, float(np.ceil(top * 1.05))])
+    fig.update_yaxes(title_text="mean pair norm", rangemode="tozero")  # autorange per layer
     return apply_theme(fig, caption=caption, alt=alt)

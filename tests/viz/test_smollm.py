@@ -33,3 +33,15 @@ def test_bad_input_is_refused():
         pair_norm_figure(Q, K[:, :2], WL)
     with pytest.raises(ValueError, match=r"must be \[L, P\]"):
         pair_norm_figure(Q, K, WL[:2])
+
+
+def test_the_figure_can_start_on_any_layer_and_the_y_axis_follows_the_layer():
+    fig = pair_norm_figure(Q, K, WL, layer=1)
+    assert [t.visible for t in fig.data] == [False, False, True, True]
+    assert fig.layout.sliders[0].active == 1
+    assert fig.layout.yaxis.range is None and fig.layout.yaxis.rangemode == "tozero"
+    assert fig.data[0].marker.color == fig.data[0].line.color  # markers match their line
+    with pytest.raises(ValueError, match=r"layer must lie in \[0, 2\)"):
+        pair_norm_figure(Q, K, WL, layer=2)
+    with pytest.raises(TypeError, match="layer must be an int"):
+        pair_norm_figure(Q, K, WL, layer=1.0)
