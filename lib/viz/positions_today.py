@@ -63,22 +63,21 @@ def layer_wavelength_figure(names: Sequence[str] | None = None) -> go.Figure:
     for name in chosen:
         grid = wavelength_grid(name)
         rows = layer_table(name)
-        text = [
-            [
-                f"{r['kind']}, window {r['window'] or 'all'}" + ("" if r["rope"] else ", no RoPE")
-                for _ in range(grid.shape[1])
-            ]
-            for r in rows
+        # One label per layer row (its attention kind and window), not a hover string per cell:
+        # per-cell text made the page 1.7 MB.
+        labels = [
+            f"{i}: {r['kind']}, window {r['window'] or 'all'}" + ("" if r["rope"] else ", no RoPE")
+            for i, r in enumerate(rows)
         ]
         steps.append(
             [
                 go.Heatmap(
                     z=grid,
+                    y=labels,
                     colorscale=SEQUENTIAL,
                     zmin=0.0,
                     zmax=7.0,
-                    text=text,
-                    hovertemplate="layer %{y}, pair %{x}<br>log10 wavelength %{z}<br>%{text}<extra></extra>",
+                    hovertemplate="layer %{y}<br>pair %{x}, log10 wavelength %{z}<extra></extra>",
                     colorbar={"title": "log10 λ"},
                 )
             ]
