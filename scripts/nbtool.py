@@ -336,6 +336,11 @@ if "google.colab" in sys.modules:
 {nodeps_block}    importlib.invalidate_caches()'''
 
 
+def chapter_colab_source(nb: nbformat.NotebookNode) -> str:
+    """The Colab cell ``nb`` should start with: its extras and its ``--no-deps`` pins."""
+    return colab_source(chapter_extras(nb), nodeps=chapter_nodeps(nb))
+
+
 def is_colab_cell(cell) -> bool:
     return cell.cell_type == "code" and cell.source.startswith(COLAB_MARK)
 
@@ -344,7 +349,7 @@ def colab_cell(path: Path) -> bool:
     """Insert or refresh ``path``'s Colab cell (before its first code cell); True if it changed."""
     nb = nbformat.read(path, as_version=4)
     old = [c for c in nb.cells if is_colab_cell(c)]
-    source = colab_source(chapter_extras(nb), nodeps=chapter_nodeps(nb))
+    source = chapter_colab_source(nb)
     if len(old) == 1 and old[0].source == source and _first_code(nb) is old[0]:
         if old[0].metadata.get("tags") == ["remove-cell"]:
             return False

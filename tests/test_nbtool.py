@@ -188,6 +188,17 @@ def test_colab_cell_is_refreshed_when_stale(tmp_path):
     assert colab[0].source == nbtool.colab_source([])
 
 
+def test_chapter_colab_source_installs_the_no_deps_pins_only_where_lib_smollm_is_used():
+    pins = nbtool.nodeps_pins()
+    assert pins and all("==" in pin for pin in pins)
+    uses = _toy_notebook("from lib.smollm import smollm_config")
+    plain = _toy_notebook("import lib.rope")
+    assert "--no-deps" in nbtool.chapter_colab_source(uses)
+    assert all(repr(pin) in nbtool.chapter_colab_source(uses) for pin in pins)
+    assert "--no-deps" not in nbtool.chapter_colab_source(plain)
+    assert nbtool.chapter_colab_source(plain) == nbtool.colab_source(nbtool.chapter_extras(plain))
+
+
 def test_colab_cell_does_nothing_and_prints_nothing_outside_colab():
     assert "google.colab" not in sys.modules
     namespace: dict = {}

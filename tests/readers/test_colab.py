@@ -79,7 +79,7 @@ def test_every_chapter_starts_with_the_current_colab_cell(path):
     nb = nbformat.read(path, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
     assert nbtool.is_colab_cell(first), f"{path.name}: the first code cell is not the Colab cell"
-    assert first.source == nbtool.colab_source(nbtool.chapter_extras(nb)), f"{path.name}: stale"
+    assert first.source == nbtool.chapter_colab_source(nb), f"{path.name}: stale"
     assert first.metadata.get("tags") == ["remove-cell"]
     assert first.get("outputs") == [], f"{path.name}: the Colab cell printed something"
 
