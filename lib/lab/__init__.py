@@ -68,7 +68,14 @@ References:
 from lib.lab.analysis import HeadScores, head_scores, pair_norm_share
 from lib.lab.config import LabConfig, single_thread
 from lib.lab.evaluation import EnsembleEval, EvalResult, evaluate_decoder, evaluate_ensemble
-from lib.lab.experiment import ExtrapolationLab, LabResult, run_extrapolation_lab, run_lab
+from lib.lab.experiment import (
+    LAB_CONDITIONS,
+    SHIFTED,
+    ExtrapolationLab,
+    LabResult,
+    run_extrapolation_lab,
+    run_lab,
+)
 from lib.lab.models import AttentionRecord, DecoderEnsemble, TinyDecoder, build_decoder
 from lib.lab.schemes import (
     POSITION_SCHEMES,
@@ -81,7 +88,7 @@ from lib.lab.schemes import (
     SinusoidalPositions,
     T5BiasPositions,
 )
-from lib.lab.statistics import SeedSpread, seed_spread
+from lib.lab.statistics import Interval, SeedSpread, bootstrap_interval, seed_spread
 from lib.lab.tasks import (
     CONDITIONS,
     IGNORE_INDEX,
@@ -146,7 +153,11 @@ __all__ = [  # noqa: RUF022 (in the order of the package's modules, as the API p
     # lib.lab.statistics
     "SeedSpread",
     "seed_spread",
+    "Interval",
+    "bootstrap_interval",
     # lib.lab.experiment
+    "SHIFTED",
+    "LAB_CONDITIONS",
     "LabResult",
     "run_lab",
     "ExtrapolationLab",

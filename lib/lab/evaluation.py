@@ -122,6 +122,12 @@ class EnsembleEval:
         n_below: scored positions with the earliest answer key below the training length.
         n_above: scored positions with the earliest answer key at or past it.
         per_position: ``[S, T]`` float64, accuracy at each position (NaN where none scored).
+        sequence_correct: ``[S, N]`` float64, correct predictions of each model in each of the
+            ``N`` sequences (what :func:`lib.lab.statistics.bootstrap_interval` resamples).
+        sequence_count: ``[N]`` float64, scored predictions in each sequence (the same for
+            every model).
+        position_offset: the position id of every sequence's first token (0 unless the
+            "positions only" condition shifted them).
     """
 
     seq_len: int
@@ -132,6 +138,9 @@ class EnsembleEval:
     n_below: int
     n_above: int
     per_position: torch.Tensor
+    sequence_correct: torch.Tensor | None = None
+    sequence_count: torch.Tensor | None = None
+    position_offset: int = 0
 
 
 @torch.no_grad()
@@ -144,6 +153,7 @@ def evaluate_ensemble(
     seed: int = 2,
     rope: tuple[torch.Tensor, float] | None = None,
     keep_pairs: torch.Tensor | None = None,
+    position_offset: int = 0,
     batch_size: int = 64,
     chunk_tokens: int = 1024,
 ) -> EnsembleEval:
@@ -165,6 +175,9 @@ def evaluate_ensemble(
         rope: ``(inv_freq, attention_factor)`` for a RoPE model (see
             :func:`scaled_rope_frequencies`), or ``None`` for the model's own.
         keep_pairs: an ablation mask (see :meth:`DecoderEnsemble.forward`), or ``None``.
+        position_offset: the position id of each sequence's first token, an int >= 0 (see
+            :meth:`DecoderEnsemble.forward`): the "positions only" condition evaluates
+            training-length sequences at positions ``position_offset .. position_offset + T − 1``.
         batch_size: sequences drawn from the data generator at a time (this fixes the data).
         chunk_tokens: tokens per forward pass (at least one sequence), an int >= 1.
 
@@ -183,6 +196,7 @@ def evaluate_ensemble(
     n_sequences = check_positive_int("n_sequences", n_sequences)
     seed = check_int("seed", seed, minimum=0)
     batch_size = check_positive_int("batch_size", batch_size)
+    position_offset = check_int("position_offset", position_offset, minimum=0)
     chunk = max(1, check_positive_int("chunk_tokens", chunk_tokens) // seq_len)
     train_len = ensemble.config.train_len
     period_range = CONDITIONS[condition](seq_len, train_len)
@@ -193,6 +207,8 @@ def evaluate_ensemble(
     below = torch.zeros(n, dtype=torch.float64)
     above = torch.zeros(n, dtype=torch.float64)
     n_below = n_above = 0
+    sequence_correct: list[torch.Tensor] = []  # [S, b] per drawn batch
+    sequence_count: list[torch.Tensor] = []  # [b] per drawn batch
     with single_thread(), torch.inference_mode():
         done = 0
         while done < n_sequences:
@@ -206,7 +222,9 @@ def evaluate_ensemble(
             )
             predicted = torch.cat(
                 [
-                    ensemble(ids, rope=rope, keep_pairs=keep_pairs).argmax(dim=-1)
+                    ensemble(
+                        ids, rope=rope, keep_pairs=keep_pairs, position_offset=position_offset
+                    ).argmax(dim=-1)
                     for ids in batch.input_ids.split(chunk)
                 ],
                 dim=1,
@@ -215,6 +233,8 @@ def evaluate_ensemble(
             correct = (predicted == batch.targets) & scored  # [S, b, T]
             is_below = earliest_answer_key(batch.periods, seq_len) < train_len  # [b, T]
             correct_at += correct.sum(dim=1).double()
+            sequence_correct.append(correct.sum(dim=2).double())  # [S, b]
+            sequence_count.append(scored.sum(dim=1).double())  # [b]
             count_at += scored.sum(dim=0).double()
             below += (correct & is_below).sum(dim=(1, 2)).double()
             above += (correct & ~is_below).sum(dim=(1, 2)).double()
@@ -231,4 +251,7 @@ def evaluate_ensemble(
         n_below=n_below,
         n_above=n_above,
         per_position=per_position,
+        sequence_correct=torch.cat(sequence_correct, dim=1),
+        sequence_count=torch.cat(sequence_count),
+        position_offset=position_offset,
     )

@@ -17,7 +17,7 @@ from lib.lab.config import LabConfig
 from lib.lab.evaluation import EnsembleEval, EvalResult, evaluate_decoder, evaluate_ensemble
 from lib.lab.models import DecoderEnsemble, TinyDecoder, build_decoder
 from lib.lab.schemes import POSITION_SCHEMES
-from lib.lab.statistics import seed_spread
+from lib.lab.statistics import Interval, bootstrap_interval, seed_spread
 from lib.lab.tasks import CONDITIONS
 from lib.lab.training import train_decoder, train_ensemble
 from lib.lab.variants import FINE_TUNED_VARIANTS, SCALED_VARIANTS, scaled_rope_frequencies
@@ -135,6 +135,18 @@ def run_lab(
     return lab
 
 
+#: The condition that moves positions only: at column ``T > L`` a sequence of the training
+#: length ``L`` with training's periods, its position ids shifted by ``T − L`` (so they run over
+#: ``T − L .. T − 1``, the last ``L`` positions of a ``T``-token input). Content, periods and every
+#: distance are those of training; only the absolute positions are new (from ``L`` on).
+SHIFTED = "shifted"
+
+#: Every condition :func:`run_extrapolation_lab` evaluates: the two of :data:`CONDITIONS`
+#: (``"seen"``: training's periods in a longer input; ``"unseen"``: periods growing with ``T``)
+#: and :data:`SHIFTED`.
+LAB_CONDITIONS: tuple[str, ...] = (*CONDITIONS, SHIFTED)
+
+
 @dataclass
 class ExtrapolationLab:
     """What :func:`run_extrapolation_lab` measured.
@@ -145,8 +157,9 @@ class ExtrapolationLab:
         ensembles: the trained :class:`DecoderEnsemble` per trained variant.
         losses: ``[steps, S]`` training loss per trained scheme.
         seconds: wall time per training (schemes and fine-tunes).
-        results: ``results[variant][condition][T]`` is an :class:`EnsembleEval`; at ``T = L``
-            both conditions hold the same evaluation.
+        results: ``results[variant][condition][T]`` is an :class:`EnsembleEval` for each
+            condition of :data:`LAB_CONDITIONS`; at ``T = L`` every condition holds the same
+            evaluation.
     """
 
     config: LabConfig
@@ -161,7 +174,7 @@ class ExtrapolationLab:
 
         Args:
             variant: a trained scheme or a RoPE variant that was evaluated.
-            condition: a key of :data:`CONDITIONS`.
+            condition: one of :data:`LAB_CONDITIONS`.
             seq_len: an evaluated length.
 
         Returns:
@@ -180,7 +193,7 @@ class ExtrapolationLab:
 
         Args:
             variant: a trained scheme or a RoPE variant that was evaluated.
-            condition: a key of :data:`CONDITIONS`.
+            condition: one of :data:`LAB_CONDITIONS`.
             seq_len: an evaluated length.
 
         Returns:
@@ -192,6 +205,26 @@ class ExtrapolationLab:
         """
         return float(seed_spread(self.accuracy(variant, condition, seq_len)).median)
 
+    def interval(
+        self, variant: str, condition: str, seq_len: int, *, level: float = 0.9
+    ) -> Interval:
+        """Mean accuracy over seeds with its two-level bootstrap interval (seeds, then sequences).
+
+        Args:
+            variant: a trained scheme or a RoPE variant that was evaluated.
+            condition: one of :data:`LAB_CONDITIONS`.
+            seq_len: an evaluated length.
+            level: the interval's coverage, in (0, 1).
+
+        Returns:
+            :func:`lib.lab.statistics.bootstrap_interval` of the evaluation's per-sequence counts.
+
+        Raises:
+            KeyError: a variant, condition or length that was not run.
+        """
+        result = self.results[variant][condition][seq_len]
+        return bootstrap_interval(result.sequence_correct, result.sequence_count, level=level)
+
 
 def _evaluate_all(
     lab: ExtrapolationLab,
@@ -201,7 +234,7 @@ def _evaluate_all(
     rope_for: Callable[[int], tuple[torch.Tensor, float]] | None = None,
 ) -> None:
     config = lab.config
-    out: dict[str, dict[int, EnsembleEval]] = {c: {} for c in CONDITIONS}
+    out: dict[str, dict[int, EnsembleEval]] = {c: {} for c in LAB_CONDITIONS}
     for seq_len in config.eval_lens:
         rope = rope_for(seq_len) if rope_for is not None else None
         for condition in CONDITIONS:
@@ -214,6 +247,17 @@ def _evaluate_all(
                 condition=condition,
                 n_sequences=max(1, tokens // seq_len),
                 rope=rope,
+            )
+        if seq_len == config.train_len:
+            out[SHIFTED][seq_len] = out["seen"][seq_len]
+        else:  # training-length sequences at the last L positions of a T-token input
+            out[SHIFTED][seq_len] = evaluate_ensemble(
+                ensemble,
+                config.train_len,
+                condition="seen",
+                n_sequences=max(1, tokens // config.train_len),
+                rope=rope,
+                position_offset=seq_len - config.train_len,
             )
     lab.results[name] = out
 
@@ -231,8 +275,8 @@ def run_extrapolation_lab(
 
     For each scheme, ``len(seeds)`` models (initialisation seed ``s``, their own data) are
     trained at ``L = config.train_len`` (:func:`train_ensemble`) and evaluated at each of
-    ``config.eval_lens`` under both :data:`CONDITIONS` on the same ``eval_tokens // T``
-    sequences. If ``"rope"`` is among the schemes, its trained models are also evaluated under
+    ``config.eval_lens`` under every condition of :data:`LAB_CONDITIONS` on the same
+    ``eval_tokens // T`` sequences (``eval_tokens // L`` for :data:`SHIFTED`). If ``"rope"`` is among the schemes, its trained models are also evaluated under
     every zero-shot method of :data:`SCALED_VARIANTS` (no retraining) and fine-tuned twice at
     ``2L`` for ``fine_tune_steps`` steps of 16 sequences (lr ``fine_tune_lr``, 10 warm-up
     steps): once with position interpolation of factor 2 fixed at every length (Chen et al.

@@ -23,11 +23,13 @@ from lib.lab.schemes import (
     POSITION_SCHEMES,
     LearnedPositions,
     RotaryPositions,
+    SinusoidalPositions,
     T5BiasPositions,
     causal_bias,
 )
 from lib.relative import t5_relative_bias
 from lib.rope import apply_rope, rope_angles
+from lib.sinusoidal import sinusoidal_pe
 
 
 class TinyDecoder(nn.Module):
@@ -279,7 +281,7 @@ class DecoderEnsemble:
         return model.eval()
 
     def _rope_tables(
-        self, seq_len: int, rope: tuple[torch.Tensor, float] | None
+        self, seq_len: int, rope: tuple[torch.Tensor, float] | None, offset: int = 0
     ) -> tuple[torch.Tensor, torch.Tensor] | None:
         positions = self.template.positions
         if not isinstance(positions, RotaryPositions):
@@ -287,7 +289,7 @@ class DecoderEnsemble:
         if rope is None:
             rope = self.fixed_rope or positions.scaling(seq_len)
         inv_freq, attention_factor = rope
-        angles = rope_angles(torch.arange(seq_len), inv_freq)  # [T, d_head/2] float32
+        angles = rope_angles(torch.arange(offset, offset + seq_len), inv_freq)  # [T, d_head/2]
         return angles.cos() * attention_factor, angles.sin() * attention_factor
 
     @overload
@@ -297,6 +299,7 @@ class DecoderEnsemble:
         *,
         rope: tuple[torch.Tensor, float] | None = ...,
         keep_pairs: torch.Tensor | None = ...,
+        position_offset: int = ...,
         return_attention: Literal[False] = ...,
     ) -> torch.Tensor: ...
 
@@ -307,6 +310,7 @@ class DecoderEnsemble:
         *,
         rope: tuple[torch.Tensor, float] | None = ...,
         keep_pairs: torch.Tensor | None = ...,
+        position_offset: int = ...,
         return_attention: Literal[True],
     ) -> tuple[torch.Tensor, list[AttentionRecord]]: ...
 
@@ -316,6 +320,7 @@ class DecoderEnsemble:
         *,
         rope: tuple[torch.Tensor, float] | None = None,
         keep_pairs: torch.Tensor | None = None,
+        position_offset: int = 0,
         return_attention: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, list[AttentionRecord]]:
         """Logits of every model: ``input_ids [S, B, T]`` (or ``[B, T]``) → ``[S, B, T, V]``.
@@ -328,6 +333,12 @@ class DecoderEnsemble:
                 ``i + d_head/2``) of every head's ``q`` and ``k`` in layer ``l`` is zeroed where
                 ``keep_pairs[l, i]`` is False (an ablation: that frequency no longer adds to the
                 scores). ``None`` keeps everything.
+            position_offset: the position id of the first token, an int >= 0: token ``t`` sits at
+                position ``position_offset + t`` for the absolute schemes (rows of the learned
+                table, sinusoidal vectors) and for RoPE's angles. Content and distances stay
+                those of the input; only the absolute positions move (the lab's
+                "positions only" condition). The relative biases (ALiBi, T5) and NoPE see
+                distances only and are unchanged by it.
             return_attention: also return one :class:`AttentionRecord` per layer.
 
         Returns:
@@ -335,8 +346,9 @@ class DecoderEnsemble:
 
         Raises:
             TypeError: ``input_ids`` is not an integer tensor.
-            ValueError: wrong shape, an id out of range, ``T`` past a learned table, or ``rope``
-                given for a scheme without RoPE.
+            ValueError: wrong shape, an id out of range, ``position_offset + T`` past a learned
+                table, a negative ``position_offset``, or ``rope`` given for a scheme without
+                RoPE.
 
         Shapes:
             input_ids: [S, B, T] or [B, T] -> logits: [S, B, T, V]
@@ -354,19 +366,24 @@ class DecoderEnsemble:
         positions = self.template.positions
         if rope is not None and not isinstance(positions, RotaryPositions):
             raise ValueError(f"rope is only for RoPE schemes, not {self.scheme!r}")
+        offset = check_int("position_offset", position_offset, minimum=0)
         p = self.params
         n_models, batch, seq_len = input_ids.shape
         which = torch.arange(n_models)[:, None, None]  # [S, 1, 1]
         h = p["embed_tokens.weight"][which, input_ids]  # [S, B, T, D]
         if isinstance(positions, LearnedPositions):
-            if seq_len > positions.max_len:
+            if offset + seq_len > positions.max_len:
                 raise ValueError(
-                    f"seq_len {seq_len} is past the learned table (max_len={positions.max_len})"
+                    f"position_offset + seq_len = {offset + seq_len} is past the learned table "
+                    f"(max_len={positions.max_len})"
                 )
-            h = h + p["positions.table.weight"][:, None, :seq_len]  # + [S, 1, T, D]
+            h = h + p["positions.table.weight"][:, None, offset : offset + seq_len]  # [S,1,T,D]
+        elif isinstance(positions, SinusoidalPositions) and offset:
+            table = sinusoidal_pe(offset + seq_len, self.config.d_model, positions.base)
+            h = h + table[offset:].to(h.dtype)  # + [T, D], rows offset .. offset + T − 1
         else:
             h = positions.embed(h.flatten(0, 1)).view_as(h)  # sinusoidal adds [T, D]
-        tables = self._rope_tables(seq_len, rope)
+        tables = self._rope_tables(seq_len, rope, offset)
         bias: torch.Tensor | None
         if isinstance(positions, T5BiasPositions):
             weights = p["positions.table.relative_attention_bias.weight"]  # [S, buckets, H]

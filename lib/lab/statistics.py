@@ -6,9 +6,7 @@ from typing import NamedTuple
 
 import torch
 
-from lib._checks import (
-    check_real_array,
-)
+from lib._checks import check_float, check_int, check_positive_int, check_real_array
 
 
 class SeedSpread(NamedTuple):
@@ -57,3 +55,95 @@ def seed_spread(values: object) -> SeedSpread:
     return SeedSpread(
         median=array.median(dim=0).values, low=array.min(dim=0).values, high=array.max(dim=0).values
     )
+
+
+class Interval(NamedTuple):
+    """A point estimate and its bootstrap interval (see :func:`bootstrap_interval`)."""
+
+    #: The mean over seeds of each seed's accuracy.
+    estimate: float
+    #: The lower end of the interval.
+    low: float
+    #: The upper end of the interval.
+    high: float
+
+
+def bootstrap_interval(
+    correct: object,
+    count: object,
+    *,
+    level: float = 0.9,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """Mean accuracy over seeds with a two-level bootstrap interval: seeds, then sequences.
+
+    A lab accuracy has two sources of error: the *seed* (training is chaotic; another seed is
+    another model) and the *evaluation sample* (a finite set of sequences, whose predictions are
+    correlated within a sequence, so the sequence is the unit to resample, not the prediction).
+    One resample draws ``S`` seeds with replacement, then for each drawn seed ``N`` of its
+    sequences with replacement, and takes the mean over the drawn seeds of each one's accuracy
+    on its drawn sequences. The interval is the percentile interval of ``n_resamples`` such
+    means (the hierarchical bootstrap; Davison & Hinkley 1997, section 3.8, resample the top
+    level with replacement and the level below within each drawn unit). Resampling only one
+    level would leave out the other's error: with three seeds the seed level dominates the
+    interval of a well-trained model's accuracy, the sequence level that of a single seed.
+
+    Equation:
+        acc_s = Σ_j correct[s, j] / Σ_j count[s, j];  estimate = (1/S) Σ_s acc_s
+        resample b: seeds s*_1..s*_S ~ U{1..S}; for each k, sequences j*_1..j*_N ~ U{1..N};
+        m*_b = (1/S) Σ_k Σ_i correct[s*_k, j*_i] / Σ_i count[s*_k, j*_i]
+        interval = the (1 − level)/2 and (1 + level)/2 quantiles of m*_1..m*_B
+
+    Args:
+        correct: ``[S, N]`` correct predictions of each seed's model in each sequence,
+            non-negative, at most ``count``.
+        count: ``[N]`` or ``[S, N]`` scored predictions per sequence, each >= 1.
+        level: the interval's coverage, a float in (0, 1).
+        n_resamples: bootstrap resamples ``B``, an int >= 1.
+        seed: seeds the resampling (the same interval on every run), an int >= 0.
+
+    Returns:
+        An :class:`Interval` ``(estimate, low, high)`` of Python floats.
+
+    Raises:
+        TypeError: ``correct`` or ``count`` is not real numbers.
+        ValueError: wrong shapes, a count < 1, a correct count outside ``0 .. count``, a level
+            outside (0, 1), ``n_resamples < 1`` or ``seed < 0``.
+
+    Shapes:
+        correct: [S, N]; count: [N] or [S, N]
+
+    References:
+        Davison & Hinkley, Bootstrap Methods and their Application (1997), section 3.8.
+        Efron & Tibshirani, An Introduction to the Bootstrap (1993), chapter 13.
+    """
+    hits = torch.from_numpy(check_real_array("correct", correct, sequences=True))
+    if hits.dim() != 2 or hits.shape[0] < 1 or hits.shape[1] < 1:
+        raise ValueError(f"correct must be [S >= 1, N >= 1], got shape {list(hits.shape)}")
+    counts = torch.from_numpy(check_real_array("count", count, sequences=True))
+    if counts.dim() == 1 and counts.shape[0] == hits.shape[1]:
+        counts = counts.expand(hits.shape)
+    if counts.shape != hits.shape:
+        raise ValueError(
+            f"count must be [N={hits.shape[1]}] or [S, N]={list(hits.shape)}, "
+            f"got shape {list(counts.shape)}"
+        )
+    if bool((counts < 1).any()):
+        raise ValueError("count must be >= 1 for every sequence (a sequence with no scored token)")
+    if bool((hits < 0).any()) or bool((hits > counts).any()):
+        raise ValueError("correct must lie in 0 .. count for every sequence")
+    level = check_float("level", level, minimum=0.0, maximum=1.0)
+    if level in (0.0, 1.0):
+        raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+    n_resamples = check_positive_int("n_resamples", n_resamples)
+    seed = check_int("seed", seed, minimum=0)
+    n_seeds, n_seqs = hits.shape
+    estimate = (hits.sum(1) / counts.sum(1)).mean()
+    draw = torch.Generator().manual_seed(seed)
+    seeds = torch.randint(0, n_seeds, (n_resamples, n_seeds, 1), generator=draw)  # [B, S, 1]
+    seqs = torch.randint(0, n_seqs, (n_resamples, n_seeds, n_seqs), generator=draw)  # [B, S, N]
+    means = (hits[seeds, seqs].sum(-1) / counts[seeds, seqs].sum(-1)).mean(-1)  # [B]
+    tail = (1.0 - level) / 2
+    low, high = torch.quantile(means, torch.tensor([tail, 1.0 - tail], dtype=means.dtype))
+    return Interval(float(estimate), float(low), float(high))

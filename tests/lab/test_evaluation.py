@@ -113,3 +113,13 @@ def test_evaluate_ensemble_chunks_change_no_prediction(scheme):
         assert (chunked.n_below, chunked.n_above) == (one_pass.n_below, one_pass.n_above)
     with pytest.raises(ValueError, match="chunk_tokens"):
         evaluate_ensemble(ensemble, 16, n_sequences=4, chunk_tokens=0)
+
+
+def test_evaluate_ensemble_per_sequence_counts_add_up_to_the_accuracy():
+    ensemble = DecoderEnsemble("rope", TINY, (0, 1))
+    result = evaluate_ensemble(ensemble, 16, n_sequences=5, batch_size=2)
+    assert result.sequence_correct.shape == (2, 5) and result.sequence_count.shape == (5,)
+    totals = result.sequence_correct.sum(1) / result.sequence_count.sum()
+    assert torch.equal(totals, result.accuracy)  # the same sums, in the same float64 order
+    # a sequence of period n at length T scores positions n .. T − 2
+    assert bool((result.sequence_count >= 16 - 1 - 8).all())

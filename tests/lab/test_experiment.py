@@ -11,7 +11,9 @@ from lib.lab import (
     CONDITIONS,
     FINE_TUNED_VARIANTS,
     IGNORE_INDEX,
+    LAB_CONDITIONS,
     SCALED_VARIANTS,
+    SHIFTED,
     LabConfig,
     LabResult,
     evaluate_decoder,
@@ -78,10 +80,20 @@ def test_run_extrapolation_lab_small():
     expected = ["rope", "alibi", *SCALED_VARIANTS, *FINE_TUNED_VARIANTS]
     assert list(lab.results) == expected
     for name in expected:
-        assert set(lab.results[name]) == set(CONDITIONS)
-        # at T = L both conditions are one evaluation
+        assert set(lab.results[name]) == {*CONDITIONS, SHIFTED} == set(LAB_CONDITIONS)
+        # at T = L every condition is one evaluation
         assert lab.results[name]["seen"][8] is lab.results[name]["unseen"][8]
+        assert lab.results[name]["seen"][8] is lab.results[name][SHIFTED][8]
         assert lab.accuracy(name, "unseen", 16).shape == (2,)
+        # positions only: training-length sequences (the ones evaluated at L), shifted by T − L
+        shifted = lab.results[name][SHIFTED][16]
+        assert (shifted.seq_len, shifted.condition, shifted.position_offset) == (8, "seen", 8)
+        assert torch.equal(shifted.sequence_count, lab.results[name]["seen"][8].sequence_count)
+        interval = lab.interval(name, "unseen", 16)
+        assert interval.low <= interval.estimate <= interval.high
+        assert interval.estimate == pytest.approx(float(lab.accuracy(name, "unseen", 16).mean()))
+    # ALiBi sees distances only: shifting every position changes no prediction
+    assert torch.equal(lab.accuracy("alibi", SHIFTED, 16), lab.accuracy("alibi", "seen", 8))
     # zero-shot variants are the rope models: same accuracy at L
     assert torch.equal(lab.accuracy("rope+yarn", "seen", 8), lab.accuracy("rope", "seen", 8))
     assert lab.ensembles["rope+pi+ft"].fixed_rope is not None

@@ -152,3 +152,38 @@ def test_ensemble_errors():
         train_ensemble(build_decoder("rope", TINY))
     with pytest.raises(ValueError, match="steps"):
         train_ensemble(ensemble, steps=0)
+
+
+def test_position_offset_moves_the_absolute_positions_only():
+    """The "positions only" condition: rows offset.. of the learned table, nothing for the biases."""
+    ids = torch.randint(0, TINY.vocab_size, (2, 8), generator=torch.Generator().manual_seed(0))
+    learned = DecoderEnsemble("learned", TINY, (0, 1))
+    shifted = learned.copy()
+    table = learned.params["positions.table.weight"]  # [S, max_len, D]
+    shifted.params["positions.table.weight"] = torch.roll(table, -5, dims=1)
+    assert torch.equal(learned(ids, position_offset=5), shifted(ids))
+    for scheme in ("none", "alibi", "t5"):  # distances only: the offset changes nothing
+        ensemble = DecoderEnsemble(scheme, TINY, (0, 1))
+        assert torch.equal(ensemble(ids, position_offset=9), ensemble(ids)), scheme
+    sinusoidal = DecoderEnsemble("sinusoidal", TINY, (0, 1))
+    assert not torch.allclose(sinusoidal(ids, position_offset=8), sinusoidal(ids))
+    assert torch.equal(sinusoidal(ids, position_offset=0), sinusoidal(ids))
+
+
+def test_position_offset_leaves_rope_scores_relative():
+    """RoPE's scores depend on m − n: shifting every position moves the logits by float32 rounding
+    of the larger angles only (measured below 1e-5 here; a wrong offset moves them by ~1)."""
+    ids = torch.randint(0, TINY.vocab_size, (2, 8), generator=torch.Generator().manual_seed(1))
+    rope = DecoderEnsemble("rope", TINY, (0, 1))
+    torch.testing.assert_close(rope(ids, position_offset=24), rope(ids), atol=1e-5, rtol=0)
+    _, records = rope(ids, position_offset=24, return_attention=True)
+    _, plain = rope(ids, return_attention=True)
+    assert not torch.allclose(records[0].q, plain[0].q)  # the rotation itself did move
+
+
+def test_position_offset_errors():
+    ids = torch.zeros(1, 8, dtype=torch.long)
+    with pytest.raises(ValueError, match="position_offset"):
+        DecoderEnsemble("rope", TINY, (0,))(ids, position_offset=-1)
+    with pytest.raises(ValueError, match="past the learned table"):
+        DecoderEnsemble("learned", TINY, (0,))(ids, position_offset=TINY.max_len - 7)
