@@ -123,7 +123,7 @@ class EnsembleEval:
         n_above: scored positions with the earliest answer key at or past it.
         per_position: ``[S, T]`` float64, accuracy at each position (NaN where none scored).
         sequence_correct: ``[S, N]`` float64, correct predictions of each model in each of the
-            ``N`` sequences (what :func:`lib.lab.statistics.bootstrap_interval` resamples).
+            ``N`` sequences (what :func:`lib.lab.bootstrap_interval` resamples).
         sequence_count: ``[N]`` float64, scored predictions in each sequence (the same for
             every model).
         position_offset: the position id of every sequence's first token (0 unless the

@@ -217,7 +217,7 @@ class ExtrapolationLab:
             level: the interval's coverage, in (0, 1).
 
         Returns:
-            :func:`lib.lab.statistics.bootstrap_interval` of the evaluation's per-sequence counts.
+            :func:`lib.lab.bootstrap_interval` of the evaluation's per-sequence counts.
 
         Raises:
             KeyError: a variant, condition or length that was not run.

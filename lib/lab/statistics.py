@@ -83,11 +83,12 @@ def bootstrap_interval(
     correlated within a sequence, so the sequence is the unit to resample, not the prediction).
     One resample draws ``S`` seeds with replacement, then for each drawn seed ``N`` of its
     sequences with replacement, and takes the mean over the drawn seeds of each one's accuracy
-    on its drawn sequences. The interval is the percentile interval of ``n_resamples`` such
-    means (the hierarchical bootstrap; Davison & Hinkley 1997, section 3.8, resample the top
-    level with replacement and the level below within each drawn unit). Resampling only one
-    level would leave out the other's error: with three seeds the seed level dominates the
-    interval of a well-trained model's accuracy, the sequence level that of a single seed.
+    on its drawn sequences: a two-level (cluster, then within-cluster) bootstrap of clustered
+    data, the seeds being the clusters (Field & Welsh 2007 discuss such bootstraps and when
+    they are consistent). The interval is the percentile interval of ``n_resamples`` such
+    means. Resampling only one level would leave out the other's error: a single seed has no
+    seed-to-seed spread to resample, and a large evaluation set of a few seeds has little
+    sequence-to-sequence spread left in its mean.
 
     Equation:
         acc_s = Σ_j correct[s, j] / Σ_j count[s, j];  estimate = (1/S) Σ_s acc_s
@@ -115,8 +116,7 @@ def bootstrap_interval(
         correct: [S, N]; count: [N] or [S, N]
 
     References:
-        Davison & Hinkley, Bootstrap Methods and their Application (1997), section 3.8.
-        Efron & Tibshirani, An Introduction to the Bootstrap (1993), chapter 13.
+        Field & Welsh, Bootstrapping clustered data, J. R. Statist. Soc. B 69(3), 369–390 (2007).
     """
     hits = torch.from_numpy(check_real_array("correct", correct, sequences=True))
     if hits.dim() != 2 or hits.shape[0] < 1 or hits.shape[1] < 1:

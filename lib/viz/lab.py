@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from lib._checks import check_positive_int
+from lib._checks import check_positive_int, check_real_array
 from lib.lab import seed_spread
 from lib.viz.core import OKABE_ITO, palette, rounded, slider_figure
 from lib.vocab import block_means
@@ -231,8 +231,13 @@ def extrapolation_figure(
     train_len: int,
     *,
     condition_labels: Mapping[str, str] | None = None,
+    intervals: Mapping[str, Mapping[str, Mapping[int, Sequence[float]]]] | None = None,
 ) -> go.Figure:
-    """Median accuracy against length with min–max error bars; buttons and a menu switch views.
+    """Accuracy against length with error bars; buttons and a menu switch views.
+
+    With ``intervals`` each point is the given estimate with its interval (the lab's mean over
+    seeds with its bootstrap interval, :meth:`lib.lab.ExtrapolationLab.interval`); without, the
+    median over seeds with the range from the worst to the best seed.
 
     One trace per variant; its point at length ``T`` is the median over seeds and its error bar
     runs from the worst to the best seed (:func:`lib.lab.seed_spread`; for an even number of seeds
@@ -248,13 +253,17 @@ def extrapolation_figure(
         groups: ``{label: variants shown}``, in menu order; every name must be in ``accuracy``.
         train_len: the training length ``L`` (the x axis is in multiples of it).
         condition_labels: button label per condition (default: the condition names).
+        intervals: ``{variant: {condition: {T: (estimate, low, high)}}}`` for every point of
+            ``accuracy``, with ``low <= estimate <= high`` in [0, 1]; drawn instead of the
+            median and range over seeds.
 
     Returns:
         The figure, showing the first condition and the first group.
 
     Raises:
         ValueError: empty input, mismatched conditions or lengths, an unknown variant in a
-            group, a non-finite accuracy or one outside [0, 1], or ``train_len < 1``.
+            group, a non-finite accuracy or one outside [0, 1], an interval missing, out of
+            order or outside [0, 1], or ``train_len < 1``.
     """
     train_len = check_positive_int("train_len", train_len)
     if not accuracy or not groups:
@@ -278,6 +287,29 @@ def extrapolation_figure(
         for name in names
         for c in conditions
     }
+    what = "median accuracy"
+    if intervals is not None:
+        what = "mean accuracy"
+        for name in names:
+            for c in conditions:
+                rows = []
+                for t in lengths:
+                    try:
+                        given = intervals[name][c][t]
+                    except KeyError:
+                        raise ValueError(f"intervals has no entry for {name!r}/{c!r}/{t}") from None
+                    where = f"intervals[{name!r}][{c!r}][{t}]"
+                    values = check_real_array(where, given, sequences=True)
+                    if values.shape != (3,):
+                        raise ValueError(f"{where} must be (estimate, low, high), got {given!r}")
+                    estimate, low, high = (float(v) for v in values)
+                    if not 0.0 <= low <= estimate <= high <= 1.0:
+                        raise ValueError(
+                            f"intervals[{name!r}][{c!r}][{t}] must be (estimate, low, high) "
+                            f"with 0 <= low <= estimate <= high <= 1, got {tuple(given)}"
+                        )
+                    rows.append((round(estimate, 2), round(low, 2), round(high, 2)))
+                stats[(name, c)] = rows
 
     def y_and_error(condition: str) -> tuple[list[list[float]], list[dict]]:
         ys, errors = [], []
@@ -311,9 +343,7 @@ def extrapolation_figure(
                 visible=name in first_group,
                 line={"color": style["color"], "dash": style["dash"], "width": 2.5},
                 marker={"symbol": style["symbol"], "size": 10},
-                hovertemplate=(
-                    f"{name}<br>T = %{{x}}×L<br>median accuracy %{{y:.2f}}<extra></extra>"
-                ),
+                hovertemplate=(f"{name}<br>T = %{{x}}×L<br>{what} %{{y:.2f}}<extra></extra>"),
             )
         )
     condition_buttons = []

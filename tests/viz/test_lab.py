@@ -268,3 +268,35 @@ def test_pair_usage_figure_median_bars_with_seed_range():
         pair_usage_figure({"prev": [[0.5, 0.5]]}, [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         pair_usage_figure({"prev": [[1.5, -0.5, 0.0]]}, [1.0, 2.0, 3.0])
+
+
+def _intervals(shift: float = 0.0) -> dict:
+    """(estimate, low, high) for every point of ACC: the mean of the seeds, ±0.02 (clipped)."""
+    out: dict = {}
+    for name, by_condition in ACC.items():
+        for condition, by_len in by_condition.items():
+            for t, values in by_len.items():
+                mean = sum(values) / len(values) + shift
+                entry = (mean, max(0.0, mean - 0.02), min(1.0, mean + 0.02))
+                out.setdefault(name, {}).setdefault(condition, {})[t] = entry
+    return out
+
+
+def test_extrapolation_figure_draws_the_given_intervals_instead_of_the_seed_range():
+    fig = extrapolation_figure(ACC, GROUPS, train_len=32, intervals=_intervals())
+    rope = fig.data[0]
+    assert list(rope.y) == [round(2.99 / 3, 2), round(2.65 / 3, 2)]  # means, not medians
+    assert list(rope.error_y.array) == [0.0, 0.02]  # high - estimate (clipped at 1 for T = L)
+    assert list(rope.error_y.arrayminus) == [0.02, 0.02]
+    assert "mean accuracy" in rope.hovertemplate
+    unseen = fig.layout.updatemenus[0].buttons[1].args[0]
+    assert unseen["y"][0] == [round(2.99 / 3, 2), 0.5]
+    with pytest.raises(ValueError, match="no entry"):
+        extrapolation_figure(ACC, GROUPS, train_len=32, intervals={"rope": {}})
+    bad = _intervals()
+    bad["rope"]["seen"][64] = (0.5, 0.6, 0.7)  # estimate below its interval
+    with pytest.raises(ValueError, match="low <= estimate"):
+        extrapolation_figure(ACC, GROUPS, train_len=32, intervals=bad)
+    bad["rope"]["seen"][64] = (0.5, 0.6)
+    with pytest.raises(ValueError, match=r"\(estimate, low, high\)"):
+        extrapolation_figure(ACC, GROUPS, train_len=32, intervals=bad)
