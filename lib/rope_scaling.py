@@ -45,6 +45,8 @@ from lib._checks import (
     check_base,
     check_choice,
     check_even,
+    check_finite,
+    check_floating,
     check_int,
     check_positive_float,
     check_positive_int,
@@ -52,6 +54,7 @@ from lib._checks import (
 from lib.rope import rope_inv_freq, rope_wavelengths
 
 __all__ = [
+    "PAIR_REGIMES",
     "REAL_CONFIGS",
     "ROPE_SCALING",
     "critical_dimension",
@@ -61,6 +64,7 @@ __all__ = [
     "llama3_scaling",
     "longrope_scaling",
     "ntk_scaling",
+    "pair_regimes",
     "scaled_inv_freq",
     "wavelengths",
     "yarn_scaling",
@@ -748,6 +752,85 @@ def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
         Su et al., RoFormer, arXiv:2104.09864; Peng et al., YaRN, arXiv:2309.00071.
     """
     return rope_wavelengths(inv_freq).to(torch.float32)
+
+
+#: What a scaling method does to one pair, by its stretch θ_i/θ'_i against the factor s (the keys
+#: of :func:`pair_regimes`, in order of growing stretch).
+PAIR_REGIMES: tuple[str, ...] = ("unchanged", "between", "interpolated", "beyond")
+
+
+def pair_regimes(
+    inv_freq: torch.Tensor, scaled: torch.Tensor, factor: float, *, rtol: float = 1e-6
+) -> dict[str, int]:
+    """Count the pairs a scaling method leaves unchanged, interpolates by ``factor``, or blends.
+
+    The stretch of pair i is θ_i/θ'_i. A pair is ``"unchanged"`` (extrapolated: it keeps its
+    trained frequency) when the stretch is 1, ``"interpolated"`` when it is ``factor`` (position
+    interpolation for that pair), ``"between"`` when it lies strictly between (YaRN's ramp,
+    llama3's band, NTK-aware's geometric blend), and ``"beyond"`` when it exceeds ``factor`` (dynamic
+    NTK at a factor larger than s, LongRoPE's over-stretched pairs). "Is 1" and "is s" are decided
+    with the relative tolerance ``rtol``: the methods round their result once to float32, so
+    1e-6 separates float32 rounding from a real change. At a small ``d_head`` and training length
+    these counts show why methods coincide: e.g. YaRN and llama3 on 8 pairs at L = 16 differ from
+    position interpolation in pair 0 only.
+
+    Equation:
+        r_i = θ_i / θ'_i;  unchanged: |r_i − 1| ≤ rtol;  interpolated: |r_i − s| ≤ rtol·s;
+        between: 1 < r_i < s otherwise;  beyond: r_i > s otherwise
+
+    Args:
+        inv_freq: the unscaled θ_i, a floating tensor of positive finite values.
+        scaled: the method's θ'_i, a floating tensor of positive finite values, same shape.
+        factor: the scaling factor s, a float >= 1.
+        rtol: relative tolerance for "equal to 1" and "equal to s", a float in [0, 0.5).
+
+    Returns:
+        ``{regime: number of pairs}`` with the keys of :data:`PAIR_REGIMES` in that order, the
+        counts summing to the number of pairs. With s = 1 a pair that is unchanged counts as
+        ``"unchanged"`` (not also ``"interpolated"``).
+
+    Raises:
+        TypeError: a tensor is not floating, or ``factor``/``rtol`` is not a number.
+        ValueError: shapes differ; a frequency is <= 0 or not finite; a meta tensor (no values to
+            count); ``factor < 1``; ``rtol`` out of range; a pair is sped up (stretch below 1 beyond ``rtol``), which no method does.
+
+    Shapes:
+        inv_freq, scaled: [d_half] (any shape, the same)
+
+    References:
+        Peng et al., YaRN, arXiv:2309.00071 (§3.2, the three groups of NTK-by-parts);
+        Grattafiori et al., The Llama 3 Herd of Models, arXiv:2407.21783.
+    """
+    inv_freq = check_finite("inv_freq", check_floating("inv_freq", inv_freq))
+    scaled = check_finite("scaled", check_floating("scaled", scaled))
+    if inv_freq.shape != scaled.shape:
+        raise ValueError(
+            f"scaled must have the shape of inv_freq {list(inv_freq.shape)}, got "
+            f"{list(scaled.shape)}"
+        )
+    factor = check_positive_float("factor", factor)
+    if factor < 1:
+        raise ValueError(f"factor must be >= 1, got {factor}")
+    rtol = check_positive_float("rtol", rtol, allow_zero=True)
+    if rtol >= 0.5:
+        raise ValueError(f"rtol must be in [0, 0.5), got {rtol}")
+    for name, t in (("inv_freq", inv_freq), ("scaled", scaled)):
+        if t.is_meta:
+            raise ValueError(f"{name} must hold values (counting needs them), got a meta tensor")
+        if bool((t.cpu() <= 0).any()):
+            raise ValueError(f"{name} must be > 0 everywhere")
+    stretch = inv_freq.double().cpu() / scaled.double().cpu()
+    if bool((stretch < 1 - rtol).any()):
+        raise ValueError(
+            "scaled must not be faster than inv_freq (stretch θ/θ' >= 1 for every pair), got a "
+            f"smallest stretch of {stretch.min().item():.6g}"
+        )
+    unchanged = (stretch - 1).abs() <= rtol
+    interpolated = ~unchanged & ((stretch - factor).abs() <= rtol * factor)
+    beyond = ~unchanged & ~interpolated & (stretch > factor)
+    between = ~unchanged & ~interpolated & ~beyond
+    counts = (unchanged, between, interpolated, beyond)
+    return {name: int(mask.sum()) for name, mask in zip(PAIR_REGIMES, counts, strict=True)}
 
 
 # --------------------------------------------------------------------------------------------------

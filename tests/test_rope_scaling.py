@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 
 from lib.rope import rope_inv_freq, rope_wavelengths
 from lib.rope_scaling import (
+    PAIR_REGIMES,
     REAL_CONFIGS,
     ROPE_SCALING,
     critical_dimension,
     llama3_scaling,
     longrope_scaling,
+    pair_regimes,
     scaled_inv_freq,
     wavelengths,
     yarn_scaling,
@@ -606,3 +608,124 @@ def test_real_config_gpt_oss_matches_transformers_defaults():
     # truncate=False matters here: rounding the ramp's ends moves the blended pairs
     inv_rounded, _ = scaled_inv_freq("yarn", 64, 150000.0, **{**config["params"], "truncate": True})
     assert not torch.allclose(inv_rounded, inv, rtol=1e-3)
+
+
+# ------------------------------------------------------------------------------ pair regimes
+
+
+def test_pair_regimes_pinned_llama31_and_yarn():
+    """Llama 3.1 8B at s = 8: 29 kept, 6 in the band, 29 interpolated; YaRN's ramp is wider."""
+    theta = rope_inv_freq(128, 500000.0)
+    llama3, _ = llama3_scaling(128, 500000.0, **LLAMA31)
+    assert pair_regimes(theta, llama3, 8.0) == {
+        "unchanged": 29,
+        "between": 6,
+        "interpolated": 29,
+        "beyond": 0,
+    }
+    yarn, _ = yarn_scaling(128, 500000.0, factor=8.0, original_max_position_embeddings=8192)
+    assert pair_regimes(theta, yarn, 8.0) == {
+        "unchanged": 19,
+        "between": 16,
+        "interpolated": 29,
+        "beyond": 0,
+    }
+
+
+def test_pair_regimes_tiny_scale_yarn_is_pi_but_pair_0():
+    """At d_head 16, L 16, s 4 (chapter 9's measurement) YaRN keeps pair 0 and interpolates the rest."""
+    theta = rope_inv_freq(16, 10000.0)
+    yarn, _ = yarn_scaling(16, 10000.0, factor=4.0, original_max_position_embeddings=16)
+    assert pair_regimes(theta, yarn, 4.0) == {
+        "unchanged": 1,
+        "between": 0,
+        "interpolated": 7,
+        "beyond": 0,
+    }
+    dynamic, _ = ROPE_SCALING["dynamic"](
+        16, 10000.0, factor=2.0, max_position_embeddings=16, seq_len=64
+    )  # α = 2·4 − 1 = 7 > s = 4: the slowest pairs are stretched beyond s
+    assert pair_regimes(theta, dynamic, 4.0) == {
+        "unchanged": 1,
+        "between": 4,
+        "interpolated": 0,
+        "beyond": 3,
+    }
+
+
+@given(
+    d_half=st.integers(1, 64),
+    factor=st.floats(1.5, 64.0),
+    cut=st.integers(0, 64),
+    ramp=st.floats(0.01, 0.99),
+)
+def test_pair_regimes_counts_a_built_stretch(d_half, factor, cut, ramp):
+    """Pairs built unchanged / strictly between / at s / beyond s are counted as such."""
+    cut = min(cut, d_half)
+    theta = rope_inv_freq(2 * d_half, 10000.0).double()
+    stretch = torch.full((d_half,), factor, dtype=torch.float64)
+    stretch[:cut] = 1.0
+    n_between = min(2, d_half - cut)
+    stretch[cut : cut + n_between] = 1 + ramp * (factor - 1)  # strictly inside (1, s)
+    n_beyond = 1 if d_half - cut - n_between >= 2 else 0
+    if n_beyond:
+        stretch[-1] = factor * 1.5
+    scaled = (theta / stretch).float()
+    got = pair_regimes(theta.float(), scaled, factor)
+    assert got == {
+        "unchanged": cut,
+        "between": n_between,
+        "interpolated": d_half - cut - n_between - n_beyond,
+        "beyond": n_beyond,
+    }
+    assert sum(got.values()) == d_half and list(got) == list(PAIR_REGIMES)
+
+
+def test_pair_regimes_linear_and_default():
+    theta = rope_inv_freq(32, 10000.0)
+    assert pair_regimes(theta, theta / 4, 4.0)["interpolated"] == 16
+    assert pair_regimes(theta, theta.clone(), 4.0)["unchanged"] == 16
+    assert pair_regimes(theta, theta.clone(), 1.0) == {
+        "unchanged": 16,
+        "between": 0,
+        "interpolated": 0,
+        "beyond": 0,
+    }
+
+
+def test_pair_regimes_tolerance_separates_rounding_from_a_change():
+    theta = torch.tensor([1.0, 0.1], dtype=torch.float64)
+    nudged = theta / torch.tensor([1 + 1e-5, 4 * (1 - 1e-5)], dtype=torch.float64)
+    assert pair_regimes(theta, nudged, 4.0) == {
+        "unchanged": 0,
+        "between": 2,
+        "interpolated": 0,
+        "beyond": 0,
+    }
+    assert pair_regimes(theta, nudged, 4.0, rtol=1e-4)["between"] == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"inv_freq": [1.0, 0.1]}, TypeError, "inv_freq"),
+        ({"scaled": torch.tensor([1, 2])}, TypeError, "scaled"),
+        ({"scaled": torch.tensor([0.5])}, ValueError, "shape"),
+        ({"scaled": torch.tensor([0.5, float("nan")])}, ValueError, "scaled"),
+        ({"inv_freq": torch.tensor([1.0, 0.0])}, ValueError, "inv_freq must be > 0"),
+        ({"scaled": torch.tensor([2.0, 0.1])}, ValueError, "faster"),
+        ({"factor": 0.5}, ValueError, "factor"),
+        ({"factor": "4"}, TypeError, "factor"),
+        ({"rtol": 0.5}, ValueError, "rtol"),
+        ({"rtol": -1e-6}, ValueError, "rtol"),
+        ({"inv_freq": torch.empty(2, device="meta")}, ValueError, "meta"),
+    ],
+)
+def test_pair_regimes_rejects_bad_input(kwargs, error, match):
+    args = {
+        "inv_freq": torch.tensor([1.0, 0.1]),
+        "scaled": torch.tensor([0.5, 0.05]),
+        "factor": 2.0,
+    } | kwargs
+    with pytest.raises(error, match=match):
+        pair_regimes(args.pop("inv_freq"), args.pop("scaled"), args.pop("factor"), **args)

@@ -4,14 +4,17 @@
   (Meta's released llama-models code and config; the model: Llama Team 2024, arXiv:2407.21783).
 - ``ch09-broken-port``: which parameter a port of gpt-oss's YaRN setting got wrong (a diagnosis from
   the ported frequencies; OpenAI 2025, arXiv:2508.10925).
-- ``ch09-yarn-logit-scale``: what YaRN's attention factor does to the attention logits when it is
-  folded into both cos and sin (Peng et al. 2023, arXiv:2309.00071).
+- ``ch09-ablation-predict`` then ``ch09-ablation-measure``: predict, before measuring, where two
+  frequency ablations of the chapter's small model land (near PI or near plain RoPE), then measure
+  them; the checker records the prediction first and compares it with the measurement (the
+  pair-0 ablation of the chapter; Peng et al. 2023, arXiv:2309.00071; Chen et al. 2023,
+  arXiv:2306.15595).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import torch
 
@@ -229,63 +232,224 @@ def check_broken_port(answer: object) -> None:
     )
 
 
-# ---------------------------------------------------------------- 3. YaRN's logit scale
+# ---------------------------------------------------------------- 3. predict, then measure
 
-YARN_FACTOR = 16.0
+#: The chapter's small model and the ablations' factor: d_head 16 (8 pairs), base 10,000, s = 4.
+ABLATION: dict[str, float] = {"d_head": 16, "base": 10000.0, "factor": 4.0}
+#: The two ablations: stretch only pair 0 by s, or only the slower half of the pairs.
+ABLATIONS = ("pair 0", "slow half")
+#: What a prediction names for each ablation: which of the two it lands nearer (median at 4L).
+NEIGHBOURS = ("PI", "plain")
+
+#: The prediction log: the last prediction recorded before the first measurement, and whether a
+#: measurement has been checked. Module state on purpose: it lives as long as the reader's kernel.
+_LOG: dict[str, Any] = {"prediction": None, "measured": False}
 
 
-def _yarn_attention_factor() -> float:
-    _, attention_factor = ROPE_SCALING["yarn"](
-        128, 10000.0, factor=YARN_FACTOR, original_max_position_embeddings=4096
-    )
-    return float(attention_factor)
+def _reset_log() -> None:
+    """Forget the recorded prediction and measurement (a fresh kernel; used by the tests)."""
+    _LOG.update(prediction=None, measured=False)
+
+
+def ablation_inv_freq(which: str) -> torch.Tensor:
+    """The frequencies of one ablation: the default θ_i with some pairs divided by s.
+
+    Args:
+        which: ``"pair 0"`` (only pair 0 divided by s) or ``"slow half"`` (pairs d/4 … d/2 − 1).
+
+    Returns:
+        float32 inverse frequencies, shape [8].
+    """
+    theta = rope_inv_freq(int(ABLATION["d_head"]), ABLATION["base"])
+    out = theta.clone()
+    if which == "pair 0":
+        out[0] = theta[0] / ABLATION["factor"]
+    else:
+        half = theta.numel() // 2
+        out[half:] = theta[half:] / ABLATION["factor"]
+    return out
+
+
+def _check_prediction(answer: object) -> dict[str, str]:
+    if not (isinstance(answer, dict) and set(answer) == set(ABLATIONS)):
+        raise ExerciseFailed(
+            f"expected a dict with the keys {list(ABLATIONS)}, each mapped to one of "
+            f"{list(NEIGHBOURS)}"
+        )
+    for key in ABLATIONS:
+        require(
+            answer[key] in NEIGHBOURS,
+            f"answer[{key!r}] must be one of {list(NEIGHBOURS)} (which it lands nearer), got "
+            f"{answer[key]!r}",
+        )
+    return {key: str(answer[key]) for key in ABLATIONS}
+
+
+_RIGHT_PREDICTION = {"pair 0": "PI", "slow half": "plain"}
+
+
+def _predict_wrong() -> list[object]:
+    _reset_log()  # a kernel that has already measured: a valid prediction now is refused
+    _LOG.update(prediction={"pair 0": "plain", "slow half": "PI"}, measured=True)
+    return [
+        "PI",
+        {"pair 0": "PI"},
+        {"pair 0": "PI", "slow half": "yarn"},
+        {"pair 0": "pi", "slow half": "plain"},
+        {"pair 0": "PI", "slow half": "plain", "all": "PI"},
+        dict(_RIGHT_PREDICTION),  # after measuring
+    ]
+
+
+def _predict_right() -> dict[str, str]:
+    _reset_log()  # a fresh kernel: nothing measured yet
+    return dict(_RIGHT_PREDICTION)
 
 
 @exercise(
-    "ch09-yarn-logit-scale",
+    "ch09-ablation-predict",
     chapter=CHAPTER,
-    wrong_answers=lambda: [
-        0.1 * math.log(YARN_FACTOR) + 1.0,
-        YARN_FACTOR,
-        1.0,
-        1.0 / (0.1 * math.log(YARN_FACTOR) + 1.0) ** 2,
-    ],
-    right_answer=lambda: _yarn_attention_factor() ** 2,
+    wrong_answers=_predict_wrong,
+    right_answer=_predict_right,
 )
-def check_yarn_logit_scale(answer: object) -> None:
-    """Check the factor by which YaRN (factor 16) multiplies every attention logit q·k/√d.
+def check_ablation_predict(answer: object) -> None:
+    """Record a prediction for the two ablations, before any measurement is checked.
 
-    Equation:
-        logit factor = (0.1 · ln s + 1)^2
+    Any well-formed prediction is accepted and recorded (a prediction is not right or wrong until
+    it is measured); once a measurement has been checked, a new prediction is refused and the one
+    recorded before it stands.
 
     Args:
-        answer: a number.
+        answer: ``{"pair 0": "PI" or "plain", "slow half": "PI" or "plain"}``: which of the two
+            (position interpolation or plain RoPE, at 4L) each ablation's median accuracy lands
+            nearer.
 
     Raises:
-        ExerciseFailed: not a number, or not the logit factor.
-
-    References:
-        Peng et al., YaRN, arXiv:2309.00071 (§3.4).
+        ExerciseFailed: a malformed prediction, or a prediction made after measuring.
     """
-    value = _number(answer, "a multiplicative factor")
-    per_side = _yarn_attention_factor()
-    right = per_side**2
-    if math.isclose(value, right, rel_tol=1e-4):
-        return
+    prediction = _check_prediction(answer)
+    if _LOG["measured"]:
+        raise ExerciseFailed(
+            "you have measured already, so this is no longer a prediction; the one recorded "
+            f"before measuring stands: {_LOG['prediction']}. (Restart the kernel to start over.)"
+        )
+    _LOG["prediction"] = prediction
+    print(f"Prediction recorded: {prediction}. Now measure (next cell).")
+
+
+def _measurement(pair0: list[float], slow: list[float], **kw: list[float]) -> dict[str, Any]:
+    """A stand-in measurement for the tests of the measure checker."""
+    f64 = torch.float64
+    return {
+        "pair 0": torch.tensor(pair0, dtype=f64),
+        "slow half": torch.tensor(slow, dtype=f64),
+        "plain": torch.tensor(kw.get("plain", [0.36, 0.31, 0.27, 0.31, 0.32]), dtype=f64),
+        "pi": torch.tensor(kw.get("pi", [0.07, 0.06, 0.07, 0.09, 0.06]), dtype=f64),
+        "inv_freq": {k: ablation_inv_freq(k) for k in ABLATIONS},
+    }
+
+
+_MEASURED = ([0.09, 0.06, 0.06, 0.13, 0.07], [0.37, 0.32, 0.28, 0.31, 0.33])
+
+
+def _measure_wrong() -> list[object]:
+    swapped = _measurement(*_MEASURED)
+    swapped["inv_freq"] = {
+        "pair 0": ablation_inv_freq("slow half"),
+        "slow half": ablation_inv_freq("pair 0"),
+    }
+    pi_freq = _measurement(*_MEASURED)
+    pi_freq["inv_freq"]["pair 0"] = ablation_inv_freq("pair 0") / ABLATION["factor"]
+    few = _measurement([0.07, 0.08], [0.3, 0.31], plain=[0.3, 0.31], pi=[0.07, 0.06])
+    _reset_log()  # the last wrong answer: a real measurement against a recorded wrong prediction
+    _LOG["prediction"] = {"pair 0": "plain", "slow half": "PI"}
+    return [0.07, {"pair 0": 0.07}, swapped, pi_freq, few, _measurement(*_MEASURED)]
+
+
+def _measure_right() -> dict[str, Any]:
+    _reset_log()
+    _LOG["prediction"] = dict(_RIGHT_PREDICTION)
+    return _measurement(*_MEASURED)
+
+
+@exercise(
+    "ch09-ablation-measure",
+    chapter=CHAPTER,
+    wrong_answers=_measure_wrong,
+    right_answer=_measure_right,
+)
+def check_ablation_measure(answer: object) -> None:
+    """Compare the measured ablations with the prediction recorded before measuring.
+
+    Each ablation lands "nearer PI" or "nearer plain" by its median accuracy over the seeds at 4L
+    against the medians of position interpolation and plain RoPE on the same models.
+
+    Args:
+        answer: ``{"pair 0": acc, "slow half": acc, "plain": acc, "pi": acc, "inv_freq":
+            {"pair 0": θ', "slow half": θ'}}``: per-seed accuracies at 4L (float tensors of one
+            length, at least 5 seeds) and the frequencies each ablation was measured with.
+
+    Raises:
+        ExerciseFailed: a malformed answer, the wrong frequencies, fewer than 5 seeds, no prediction
+            recorded before measuring, or a measurement that contradicts the prediction.
+
+    Shapes:
+        acc: [seeds]; θ': [8]
+    """
+    keys = (*ABLATIONS, "plain", "pi", "inv_freq")
+    if not (isinstance(answer, dict) and set(answer) == set(keys)):
+        raise ExerciseFailed(f"expected a dict with the keys {list(keys)}")
+    freqs = answer["inv_freq"]
     require(
-        not math.isclose(value, per_side, rel_tol=1e-4),
-        f"{per_side:.4f} is the factor on cos and sin; both the query and the key are rotated "
-        "with the scaled tables, so their dot product picks it up twice",
+        isinstance(freqs, dict) and set(freqs) == set(ABLATIONS),
+        f'answer["inv_freq"] must map {list(ABLATIONS)} to the frequencies you measured with',
     )
+    for key in ABLATIONS:
+        got = freqs[key]
+        require(
+            isinstance(got, torch.Tensor)
+            and got.shape == (8,)
+            and torch.allclose(got.double().cpu(), ablation_inv_freq(key).double(), rtol=1e-6),
+            f"the frequencies of {key!r} are not the ablation's: start from "
+            "rope_inv_freq(16, 10000.0) and divide "
+            + ("pair 0 only" if key == "pair 0" else "pairs 4 to 7 only")
+            + " by s = 4",
+        )
+    n_seeds = None
+    for key in (*ABLATIONS, "plain", "pi"):
+        acc = answer[key]
+        require(
+            isinstance(acc, torch.Tensor) and acc.is_floating_point() and acc.ndim == 1,
+            f"answer[{key!r}] must be the per-seed accuracies, a 1-D float tensor",
+        )
+        n_seeds = acc.numel() if n_seeds is None else n_seeds
+        require(
+            acc.numel() == n_seeds,
+            f"answer[{key!r}] has {acc.numel()} seeds, the others {n_seeds}: use the same models",
+        )
     require(
-        not math.isclose(value, 1.0 / right, rel_tol=1e-4),
-        "that is the temperature t itself; the logits are divided by t, i.e. multiplied by 1/t",
+        n_seeds is not None and n_seeds >= 5,
+        f"{n_seeds} seed(s): measure the whole ensemble (at least 5 seeds)",
     )
+    prediction = _LOG["prediction"]
+    _LOG["measured"] = True
     require(
-        not math.isclose(value, 1.0, rel_tol=1e-4),
-        "YaRN does change the logits: its attention factor 0.1·ln(s) + 1 is folded into cos and sin",
+        prediction is not None,
+        'no prediction was recorded before this measurement: run check("ch09-ablation-predict", '
+        "...) first. (Restart the kernel to start over.)",
     )
-    raise ExerciseFailed(
-        f"{value:g} is not it: start from attention_factor = 0.1·ln(16) + 1 and follow it through "
-        "q_rot · k_rot"
+    plain = float(answer["plain"].median())
+    pi = float(answer["pi"].median())
+    measured, report = {}, []
+    for key in ABLATIONS:
+        value = float(answer[key].median())
+        measured[key] = "PI" if abs(value - pi) < abs(value - plain) else "plain"
+        report.append(f"{key}: {value:.2f} (nearer {measured[key]})")
+    wrong = [key for key in ABLATIONS if prediction[key] != measured[key]]
+    require(
+        not wrong,
+        f"your prediction {prediction}, recorded before measuring, is contradicted for "
+        f"{wrong}: medians at 4L {'; '.join(report)}, against PI {pi:.2f} and plain {plain:.2f}. "
+        "Explain it from the frequencies: which pairs does each ablation change, how many turns "
+        "do they make within L = 16, and which of the chapter's rows do they coincide with?",
     )
