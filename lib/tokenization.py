@@ -25,12 +25,14 @@ from dataclasses import dataclass
 import torch
 
 from lib._checks import check_floating, check_index_range, check_integer_tensor
+from lib.smollm import GGML_TYPES, GGUFContents, dequantize
 
 __all__ = [
     "MergeStep",
     "bpe_merge_steps",
     "byte_level_spelling",
     "bytes_to_unicode",
+    "gguf_tensor",
     "missing_byte_symbols",
     "unused_token_distance",
 ]
@@ -204,9 +206,54 @@ def missing_byte_symbols(vocab: Mapping[str, int] | Iterable[str]) -> list[int]:
     return sorted(b for b, char in _byte_map() if char not in tokens)
 
 
+def gguf_tensor(contents: GGUFContents, name: str) -> torch.Tensor:
+    """One tensor of a GGUF file, read and dequantized to float32 alone (the rest stays on disk).
+
+    Chapter 1 needs SmolLM2's embedding table, not the model: this reads the table's bytes
+    (``token_embd.weight``, 8-bit Q8_0 blocks, 16 MB on disk) and expands them with
+    :func:`lib.smollm.dequantize`.
+
+    Args:
+        contents: a parsed file (:func:`lib.smollm.read_gguf`).
+        name: the tensor's GGUF name, e.g. ``"token_embd.weight"``.
+
+    Returns:
+        A new float32 tensor, shape in torch order (``[49152, 576]`` for SmolLM2's table).
+
+    Raises:
+        TypeError: ``contents`` is not a :class:`lib.smollm.GGUFContents`.
+        KeyError: no tensor of that name (the message lists a few).
+        ValueError: a ggml type :func:`lib.smollm.dequantize` does not read.
+
+    References:
+        ggml's GGUF specification, https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+    """
+    if not isinstance(contents, GGUFContents):
+        raise TypeError(
+            f"contents must be a GGUFContents (read_gguf), got {type(contents).__name__}"
+        )
+    if name not in contents.tensors:
+        some = sorted(contents.tensors)[:5]
+        raise KeyError(f"name must be a tensor of the file, got {name!r}; e.g. {some}")
+    kind, shape, offset = contents.tensors[name]
+    if kind not in GGML_TYPES:
+        raise ValueError(
+            f"tensor {name} has ggml type {kind}; dequantize reads {sorted(GGML_TYPES)}"
+        )
+    _, block, nbytes = GGML_TYPES[kind]
+    n = 1
+    for size in shape:
+        n *= size
+    with open(contents.path, "rb") as handle:
+        handle.seek(offset)
+        raw = torch.frombuffer(bytearray(handle.read(n // block * nbytes)), dtype=torch.uint8)
+    return dequantize(raw, kind, shape)
+
+
 def _first_pc(x: torch.Tensor) -> torch.Tensor:
-    centred = x - x.mean(dim=0)
-    cov = (centred.T @ centred).double()  # [d, d]
+    """Unit first principal component of the rows of x, without a centred copy of x."""
+    mean = x.mean(dim=0).double()
+    cov = (x.T @ x).double() - x.shape[0] * torch.outer(mean, mean)  # [d, d]
     _, vectors = torch.linalg.eigh(cov)  # ascending eigenvalues
     return vectors[:, -1].to(x.dtype)
 
@@ -259,10 +306,18 @@ def unused_token_distance(
             f"reference_ids must be a non-empty 1-D list of ids, got shape {tuple(ids.shape)}"
         )
     ids = check_index_range("reference_ids", ids, E.shape[0])
-    x = E.float()
-    if remove_first_pc:
+    x = E.float()  # no copy for a float32 table
+    dot_r: torch.Tensor
+    if remove_first_pc:  # E' = E - (E u) u^T, used through dot products only (no V x d copy)
         u = _first_pc(x)
-        x = x - torch.outer(x @ u, u)
-    r = x[ids].mean(dim=0)
-    norms = (x.norm(dim=1) * r.norm()).clamp_min(1e-6)  # a zero row: distance 1
-    return 1 - (x @ r) / norms
+        xu = x @ u  # [V]
+        r = x[ids].mean(dim=0) - xu[ids].mean() * u
+        dot_r = x @ r - xu * (u @ r)
+        norms_sq = torch.linalg.vector_norm(x, dim=1).pow(2) - xu * xu
+        del xu
+    else:
+        r = x[ids].mean(dim=0)
+        dot_r = x @ r
+        norms_sq = torch.linalg.vector_norm(x, dim=1).pow(2)
+    norms = (norms_sq.clamp_min(0).sqrt() * r.norm()).clamp_min(1e-6)  # a zero row: distance 1
+    return 1 - dot_r / norms

@@ -16,6 +16,7 @@ from lib.tokenization import (
     bpe_merge_steps,
     byte_level_spelling,
     bytes_to_unicode,
+    gguf_tensor,
     missing_byte_symbols,
     unused_token_distance,
 )
@@ -210,3 +211,31 @@ def test_unused_token_distance_bad_input():
         unused_token_distance(E, [20])
     with pytest.raises(TypeError, match="reference_ids must be an integer"):
         unused_token_distance(E, torch.tensor([0.5]))
+
+
+# --- gguf_tensor -------------------------------------------------------------------------------
+
+
+def test_gguf_tensor_equals_the_gguf_package_reader():
+    """SmolLM2's embedding table (Q8_0) and final norm (F32), against gguf's own dequantize."""
+    from gguf import GGUFReader
+    from gguf.quants import dequantize as gguf_dequantize
+
+    contents = read_gguf(smollm_gguf_path())
+    reader = GGUFReader(contents.path)
+    by_name = {t.name: t for t in reader.tensors}
+    for name in ("token_embd.weight", "output_norm.weight", "blk.0.attn_q.weight"):
+        ours = gguf_tensor(contents, name)
+        ref = by_name[name]
+        expected = gguf_dequantize(ref.data, ref.tensor_type).reshape(ours.shape)
+        assert ours.dtype == torch.float32
+        assert torch.equal(ours, torch.from_numpy(np.ascontiguousarray(expected)).float())
+    assert gguf_tensor(contents, "token_embd.weight").shape == (49152, 576)
+
+
+def test_gguf_tensor_bad_input():
+    contents = read_gguf(smollm_gguf_path())
+    with pytest.raises(KeyError, match="name must be a tensor of the file"):
+        gguf_tensor(contents, "output.weight")  # tied: SmolLM2 stores no head
+    with pytest.raises(TypeError, match="contents must be a GGUFContents"):
+        gguf_tensor(str(contents.path), "token_embd.weight")  # type: ignore[arg-type]
