@@ -587,11 +587,14 @@ def direct_path_ranks(
         g = check_floating("norm_weight", norm_weight)
         if g.shape != (E.shape[1],):
             raise ValueError(f"norm_weight must have shape ({E.shape[1]},), got {tuple(g.shape)}")
-    x = E[ids]  # [n, d]
-    h = g * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)  # RMSNorm, [n, d]
-    logits = h @ E.T  # [n, V]
-    own = logits.gather(1, ids[:, None])  # [n, 1]
-    return (logits > own).sum(dim=1)
+    ranks = []
+    for chunk in ids.split(64):  # 64 rows of logits at a time: [64, V], not [n, V]
+        x = E[chunk]  # [c, d]
+        h = g * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)  # RMSNorm, [c, d]
+        logits = F.linear(h, E)  # h Eᵀ, [c, V] (no transposed copy of E)
+        own = logits.gather(1, chunk[:, None])  # [c, 1]
+        ranks.append((logits > own).sum(dim=1))
+    return torch.cat(ranks) if ranks else torch.zeros(0, dtype=torch.long)
 
 
 # --- data and training -------------------------------------------------------------------------

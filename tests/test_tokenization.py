@@ -239,3 +239,10 @@ def test_gguf_tensor_bad_input():
         gguf_tensor(contents, "output.weight")  # tied: SmolLM2 stores no head
     with pytest.raises(TypeError, match="contents must be a GGUFContents"):
         gguf_tensor(str(contents.path), "token_embd.weight")  # type: ignore[arg-type]
+
+
+def test_bpe_merge_steps_a_repeated_merge_keeps_its_first_rank():
+    # GPT-2's encoder builds ranks with dict(zip(merges, range(...))): a repeat would take the
+    # later rank there; a merges list has no repeats, and ours keeps the first line's rank
+    steps = bpe_merge_steps("abc", [("b", "c"), ("a", "b"), ("b", "c")])
+    assert steps[0] == MergeStep(pair=("b", "c"), rank=0, symbols=("a", "bc"))
