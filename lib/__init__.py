@@ -3,6 +3,7 @@
 One module per topic:
 
 - :mod:`lib.embeddings` — token-ID lookup, one-hot, embedding-table memory arithmetic.
+- :mod:`lib.tokenization` — byte-level BPE taken apart; under-trained tokens from the table.
 - :mod:`lib.similarity` — cosine similarity, nearest neighbours and PCA, in one place.
 - :mod:`lib.corpus` — a small generated corpus with known structure (royalty, capitals, tense, "bank").
 - :mod:`lib.vocab` — word vocabularies, token streams and training histories shared by the trainers.

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lib._checks import (
+    check_floating,
     check_int,
     check_integer_tensor,
     check_positive_float,
@@ -48,6 +49,8 @@ __all__ = [
     "TinyLM",
     "count_parameters",
     "decoder_parameters",
+    "direct_path_ranks",
+    "lm_head_cost",
     "lm_head_parameters",
     "lm_loss",
     "params_saved_by_tying",
@@ -489,6 +492,109 @@ def vocabulary_share_table() -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+def lm_head_cost(
+    vocab_size: int, d_model: int, body_params: int, *, n_tokens: int = 1, dtype: str = "float32"
+) -> dict[str, int]:
+    """What the LM head costs per forward pass, next to the body's weight matrices.
+
+    The head multiplies each token's hidden state by a ``[V, d]`` matrix, one multiply-add per
+    entry, and writes ``V`` logits per token; the body's weight matrices cost one multiply-add
+    per parameter and token (attention's scores are left out: they grow with the context).
+
+    Equation:
+        head_flops = 2 · V · d · n,   body_flops = 2 · body_params · n
+        logits_bytes = n · V · bytes(dtype)
+
+    Args:
+        vocab_size: ``V``, an int >= 1.
+        d_model: ``d``, an int >= 1.
+        body_params: parameters of everything but the embedding and head, an int >= 0.
+        n_tokens: tokens in the batch (``B · T``), an int >= 1.
+        dtype: the logits' dtype (:data:`lib.embeddings.DTYPE_BYTES`).
+
+    Returns:
+        ``{"head_flops", "body_flops", "logits_bytes"}``.
+
+    Raises:
+        TypeError: a size is not an int.
+        ValueError: a size out of range, or an unknown ``dtype``.
+
+    References:
+        Wijmans et al., Cut Your Losses in Large-Vocabulary Language Models, arXiv:2411.09009.
+    """
+    V = check_positive_int("vocab_size", vocab_size)
+    d = check_positive_int("d_model", d_model)
+    body = check_int("body_params", body_params, minimum=0)
+    n = check_positive_int("n_tokens", n_tokens)
+    return {
+        "head_flops": 2 * V * d * n,
+        "body_flops": 2 * body * n,
+        "logits_bytes": embedding_table_bytes(n, V, dtype),
+    }
+
+
+def direct_path_ranks(
+    E: torch.Tensor,
+    ids: torch.Tensor,
+    *,
+    norm_weight: torch.Tensor | None = None,
+    eps: float = 1e-5,
+) -> torch.Tensor:
+    """Where each token ranks among its own logits along the direct path of a tied model.
+
+    The direct path skips every layer: the embedding goes straight through the final RMSNorm
+    (weight ``g``) to the tied head. Its logits for input token v are ``RMSNorm(E[v]) Eᵀ``, the
+    zero-layer part of the model's prediction (Elhage et al. 2021); the score of v itself is
+    ``Σ g_j E[v, j]² / rms``, a weighted squared length. Rank 0 means the direct path predicts
+    the input token again.
+
+    Equation:
+        z_v = (g ⊙ E[v] / sqrt(mean(E[v]²) + ε)) Eᵀ,   rank(v) = #{u : z_v[u] > z_v[v]}
+
+    Args:
+        E: the tied table, floating ``[V, d]``.
+        ids: the input tokens to score, a 1-D integer tensor of ids in ``[0, V)``.
+        norm_weight: the final norm's weight ``g``, floating ``[d]`` (None: plain RMSNorm, g = 1).
+        eps: the norm's epsilon, a float > 0.
+
+    Returns:
+        The rank of each token among the logits of its own direct path, int64 ``[n]``.
+
+    Raises:
+        TypeError: a non-floating ``E`` or ``norm_weight``, or non-integer ``ids``.
+        ValueError: ``E`` not 2-D, ``ids`` not 1-D or out of range, ``norm_weight`` not ``[d]``,
+            or ``eps`` <= 0.
+
+    Shapes:
+        E: [V, d], ids: [n], norm_weight: [d] -> [n]
+
+    References:
+        Elhage et al., A Mathematical Framework for Transformer Circuits (2021),
+        https://transformer-circuits.pub/2021/framework/index.html
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
+    """
+    E = check_floating("E", E)
+    if E.ndim != 2:
+        raise ValueError(f"E must be a [V, d] matrix, got shape {tuple(E.shape)}")
+    ids = check_token_ids(ids, E.shape[0])
+    if ids.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {tuple(ids.shape)}")
+    eps = check_positive_float("eps", eps)
+    g = torch.ones(E.shape[1], dtype=E.dtype, device=E.device)
+    if norm_weight is not None:
+        g = check_floating("norm_weight", norm_weight)
+        if g.shape != (E.shape[1],):
+            raise ValueError(f"norm_weight must have shape ({E.shape[1]},), got {tuple(g.shape)}")
+    ranks = []
+    for chunk in ids.split(64):  # 64 rows of logits at a time: [64, V], not [n, V]
+        x = E[chunk]  # [c, d]
+        h = g * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)  # RMSNorm, [c, d]
+        logits = F.linear(h, E)  # h Eᵀ, [c, V] (no transposed copy of E)
+        own = logits.gather(1, chunk[:, None])  # [c, 1]
+        ranks.append((logits > own).sum(dim=1))
+    return torch.cat(ranks) if ranks else torch.zeros(0, dtype=torch.long)
 
 
 # --- data and training -------------------------------------------------------------------------

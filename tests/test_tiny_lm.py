@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib.corpus import generate_corpus
@@ -14,6 +14,8 @@ from lib.tiny_lm import (
     EOS,
     TinyLM,
     count_parameters,
+    direct_path_ranks,
+    lm_head_cost,
     lm_head_parameters,
     lm_loss,
     params_saved_by_tying,
@@ -272,3 +274,81 @@ def test_decoder_parameters_rejects_bad_sizes_by_name() -> None:
         decoder_parameters(config | {"num_hidden_layers": 0})
     with pytest.raises(ValueError, match="vocab_size"):
         params_saved_by_tying({"vocab_size": 0, "hidden_size": 8})
+
+
+# --- lm_head_cost and direct_path_ranks (the real tied model of chapter 4) ---------------------
+
+
+def test_lm_head_cost_pinned():
+    cost = lm_head_cost(49152, 576, 1000, n_tokens=8, dtype="float32")
+    assert cost == {
+        "head_flops": 2 * 49152 * 576 * 8,
+        "body_flops": 2 * 1000 * 8,
+        "logits_bytes": 8 * 49152 * 4,
+    }
+    assert lm_head_cost(10, 4, 0, dtype="bfloat16")["logits_bytes"] == 20
+
+
+def test_lm_head_cost_bad_input():
+    with pytest.raises(ValueError, match="vocab_size must be >= 1"):
+        lm_head_cost(0, 4, 1)
+    with pytest.raises(ValueError, match="body_params must be >= 0"):
+        lm_head_cost(10, 4, -1)
+    with pytest.raises(TypeError, match="n_tokens must be an int"):
+        lm_head_cost(10, 4, 1, n_tokens=2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="dtype"):
+        lm_head_cost(10, 4, 1, dtype="float7")
+
+
+def _ranks_with_llama_rmsnorm(E, ids, g, eps):
+    """The direct path with transformers' own LlamaRMSNorm, ranks counted one row at a time."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    norm = LlamaRMSNorm(E.shape[1], eps=eps)
+    with torch.no_grad():
+        norm.weight.copy_(g)
+        logits = norm(E[ids]) @ E.T
+    return torch.tensor(
+        [int((row > row[i]).sum()) for row, i in zip(logits, ids.tolist(), strict=True)]
+    )
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 10_000), V=st.integers(2, 40), d=st.integers(1, 12))
+def test_direct_path_ranks_equal_transformers_rmsnorm_then_head(seed, V, d):
+    gen = torch.Generator().manual_seed(seed)
+    E = torch.randn(V, d, generator=gen)
+    g = torch.rand(d, generator=gen) + 0.5
+    ids = torch.randint(0, V, (7,), generator=gen)
+    got = direct_path_ranks(E, ids, norm_weight=g, eps=1e-5)
+    assert got.dtype == torch.int64
+    assert torch.equal(got, _ranks_with_llama_rmsnorm(E, ids, g, 1e-5))
+
+
+def test_direct_path_ranks_pinned():
+    # orthogonal rows: each token's own logit is the only positive one -> rank 0
+    assert torch.equal(
+        direct_path_ranks(torch.eye(4), torch.arange(4)), torch.zeros(4, dtype=torch.long)
+    )
+    # a long row wins every direct path: token 0's own logit is beaten by row 1 (same direction, longer)
+    E = torch.tensor([[1.0, 0.0], [3.0, 0.1], [0.0, 1.0]])
+    assert direct_path_ranks(E, torch.tensor([0, 1, 2])).tolist() == [1, 0, 0]
+    # the norm weight can flip it: weight 0 on dimension 0 leaves token 0 nothing
+    g = torch.tensor([0.0, 1.0])
+    assert direct_path_ranks(E, torch.tensor([0]), norm_weight=g).tolist() == [0]  # all logits 0
+
+
+def test_direct_path_ranks_bad_input():
+    E = torch.randn(5, 3)
+    with pytest.raises(TypeError, match="E must be a floating"):
+        direct_path_ranks(torch.ones(5, 3, dtype=torch.long), torch.tensor([0]))
+    with pytest.raises(ValueError, match=r"E must be a \[V, d\] matrix"):
+        direct_path_ranks(torch.randn(5), torch.tensor([0]))
+    with pytest.raises(ValueError, match="ids must be 1-D"):
+        direct_path_ranks(E, torch.tensor([[0]]))
+    with pytest.raises(ValueError, match="vocab_size"):
+        direct_path_ranks(E, torch.tensor([5]))
+    with pytest.raises(ValueError, match=r"norm_weight must have shape \(3,\)"):
+        direct_path_ranks(E, torch.tensor([0]), norm_weight=torch.ones(4))
+    with pytest.raises(ValueError, match="eps"):
+        direct_path_ranks(E, torch.tensor([0]), eps=0.0)

@@ -1,13 +1,15 @@
 """Figures for chapter 1 (from token IDs to vectors): lookup, table memory, sparse gradients.
 
-Three builders, each returning a plotly figure whose slider works in a static page:
+Four builders, each returning a plotly figure whose slider works in a static page:
 
 - :func:`lookup_slider`: ``one_hot(ids) @ E`` next to ``E`` and ``E[ids]``; the slider walks through
   the tokens and outlines the one-hot row, the table row it selects and the output row it becomes;
 - :func:`table_memory_slider`: the embedding-table size of real models, one bar per model, with a
   slider over the storage dtype;
 - :func:`gradient_rows_slider`: the gradient of the table after a backward pass through a lookup,
-  one slider step per batch: only the looked-up rows are nonzero.
+  one slider step per batch: only the looked-up rows are nonzero;
+- :func:`bpe_merges_slider`: byte-level BPE merging one piece of a real tokenizer, one slider step
+  per merge.
 
 Figure data is rounded with :func:`lib.viz.core.rounded`.
 """
@@ -30,6 +32,7 @@ from lib._checks import (
     check_token_ids,
 )
 from lib.embeddings import DTYPE_BYTES, embedding_table_bytes, format_bytes, lookup_counts, one_hot
+from lib.tokenization import MergeStep
 from lib.viz.core import (
     OKABE_ITO,
     SEQUENTIAL,
@@ -404,3 +407,85 @@ def gradient_rows_slider(
     )  # fmt: skip
     fig.update_xaxes(row=1, col=2, title="count", range=[0, count_max + 0.5], dtick=1)
     return apply_theme(fig, caption=caption, alt=alt)
+
+
+def bpe_merges_slider(
+    piece: str,
+    steps: Sequence[MergeStep],
+    *,
+    active: int | None = None,
+    caption: str | None = None,
+    alt: str | None = None,
+) -> go.Figure:
+    """Byte-level BPE merging one piece, one slider step per merge (:func:`lib.tokenization.bpe_merge_steps`).
+
+    Each step draws the piece's symbols as boxes along one row, a box as wide as the bytes it
+    spells; the symbol the step's merge just made is orange, the others blue. Step 0 is the
+    piece's bytes before any merge.
+
+    Args:
+        piece: the piece in byte-level spelling (one character per byte), non-empty.
+        steps: its merges, in order, as returned by :func:`lib.tokenization.bpe_merge_steps`.
+        active: the step shown first (default: the last, the piece's tokens).
+        caption: the figure caption.
+        alt: the alt text.
+
+    Returns:
+        A plotly figure with a slider over ``len(steps) + 1`` steps.
+
+    Raises:
+        TypeError: ``piece`` is not a string, or an entry of ``steps`` is not a MergeStep.
+        ValueError: an empty ``piece``, a step whose symbols do not spell ``piece``, or
+            ``active`` out of range.
+    """
+    if not isinstance(piece, str):
+        raise TypeError(f"piece must be a str, got {type(piece).__name__}")
+    if not piece:
+        raise ValueError("piece must be a non-empty string")
+    rows: list[tuple[str, tuple[str, ...], str | None]] = [("bytes", tuple(piece), None)]
+    for k, step in enumerate(steps):
+        if not isinstance(step, MergeStep):
+            raise TypeError(f"steps[{k}] must be a MergeStep, got {type(step).__name__}")
+        if "".join(step.symbols) != piece:
+            raise ValueError(
+                f"steps[{k}].symbols must spell the piece {piece!r}, got {step.symbols}"
+            )
+        label = f"{k + 1}: {step.pair[0]} + {step.pair[1]} (rank {step.rank:,})"
+        rows.append((label, step.symbols, "".join(step.pair)))
+    active = len(rows) - 1 if active is None else check_index("active", active, len(rows))
+    fig = go.Figure()
+    for label, symbols, made in rows:
+        starts = np.cumsum([0] + [len(s) for s in symbols[:-1]])
+        colours = [OKABE_ITO[1] if s == made else OKABE_ITO[0] for s in symbols]
+        fig.add_trace(
+            go.Bar(
+                x=[len(s) for s in symbols],
+                base=starts.tolist(),
+                y=["symbols"] * len(symbols),
+                orientation="h",
+                text=list(symbols),
+                textposition="inside",
+                insidetextanchor="middle",
+                marker={"color": colours, "line": {"color": "white", "width": 2}},
+                hovertemplate="%{text}<extra></extra>",
+                name=label,
+                showlegend=False,
+                visible=False,
+            )
+        )
+    add_step_slider(
+        fig,
+        [label for label, _, _ in rows],
+        n_static=0,
+        per_step=1,
+        prefix="merge ",
+        active=active,
+        step_titles=[f"{len(symbols)} symbols" for _, symbols, _ in rows],
+    )
+    fig.update_xaxes(title="bytes", range=[0, len(piece)], dtick=1)
+    fig.update_yaxes(showticklabels=False)
+    default = (
+        f"Byte-level BPE merging {piece!r}: {len(piece)} bytes, {len(steps)} merges, "
+        f"{len(rows[-1][1])} tokens"
+    )
+    return apply_theme(fig, caption=caption, alt=alt, default=default, height=300)

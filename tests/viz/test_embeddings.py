@@ -256,3 +256,56 @@ def test_gradient_rows_slider_blank_rows_are_the_unused_ids(vocab, ids, seed):
 def test_gradient_rows_slider_errors(ids, grads, labels, kwargs, error, match):
     with pytest.raises(error, match=match):
         gradient_rows_slider(ids, grads, labels, **kwargs)
+
+
+# --- bpe_merges_slider -------------------------------------------------------------------------
+
+from lib.tokenization import MergeStep, bpe_merge_steps  # noqa: E402
+from lib.viz.embeddings import bpe_merges_slider  # noqa: E402
+
+MERGES = [("l", "o"), ("lo", "w"), ("e", "r"), ("low", "er")]
+
+
+def test_bpe_merges_slider_draws_each_steps_symbols():
+    steps = bpe_merge_steps("lower", MERGES)
+    fig = bpe_merges_slider("lower", steps, caption="cap", alt="alt")
+    assert len(fig.data) == len(steps) + 1
+    assert list(fig.data[0].text) == list("lower")  # step 0: the bytes
+    for trace, step in zip(fig.data[1:], steps, strict=True):
+        assert tuple(trace.text) == step.symbols
+        widths = [len(s) for s in step.symbols]
+        assert list(trace.x) == widths
+        assert list(trace.base) == np.cumsum([0, *widths[:-1]]).tolist()  # boxes abut
+    # the symbol each merge made is the one highlighted
+    orange, blue = "#E69F00", "#0072B2"
+    assert list(fig.data[0].marker.color) == [blue] * 5  # the bytes: nothing merged yet
+    assert list(fig.data[2].marker.color) == [orange, blue, blue]  # "low" just made
+    assert list(fig.data[4].marker.color) == [orange]  # "lower"
+    assert fig.layout.meta == {"caption": "cap", "alt": "alt"}
+
+
+def test_bpe_merges_slider_steps_show_one_row_each():
+    steps = bpe_merge_steps("lower", MERGES)
+    fig = bpe_merges_slider("lower", steps)
+    slider = fig.layout.sliders[0]
+    assert slider.active == len(steps)  # opens on the tokens
+    for k in range(len(steps) + 1):
+        expected = [i == k for i in range(len(steps) + 1)]
+        assert _slider_visibility(fig, k) == expected
+    assert slider.steps[1].label == "1: l + o (rank 0)"
+    assert _visible(fig) == [False] * len(steps) + [True]
+
+
+def test_bpe_merges_slider_bad_input():
+    steps = bpe_merge_steps("lower", MERGES)
+    with pytest.raises(TypeError, match="piece must be a str"):
+        bpe_merges_slider(None, steps)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="piece must be a non-empty"):
+        bpe_merges_slider("", steps)
+    with pytest.raises(ValueError, match=r"steps\[0\].symbols must spell the piece"):
+        bpe_merges_slider("lowest", steps)
+    with pytest.raises(TypeError, match=r"steps\[0\] must be a MergeStep"):
+        bpe_merges_slider("lower", [("l", "o")])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="active"):
+        bpe_merges_slider("lower", steps, active=9)
+    assert isinstance(steps[0], MergeStep)
