@@ -374,7 +374,7 @@ def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str = "mean")
     """Pool the token states of a right-padded batch into one vector per sequence (not normalised).
 
     ``"mean"`` averages the real tokens (Sentence-BERT's pooling); ``"last"`` takes the last real
-    token, the only one a causal decoder lets see the whole text (E5-Mistral-style last-token
+    token, the only one a causal decoder lets see the whole text (last-token
     pooling); ``"weighted_mean"`` weights token t (1-based) by t, SGPT's position-weighted mean, so
     later tokens, which have seen more of the text, count more. Padding never enters.
 
