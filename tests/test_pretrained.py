@@ -162,3 +162,187 @@ def test_causal_states_ignore_what_follows_and_sentence_embeddings_pool() -> Non
     torch.testing.assert_close(sentence_embeddings(pair), by_hand, rtol=0, atol=1e-6)
     with pytest.raises(ValueError):
         sentence_embeddings("one string")
+
+
+# --- the decoder side (SmolLM2) and the rogue-dimension tools ---------------------------------
+
+import hypothesis.strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+
+from lib.pretrained import (  # noqa: E402
+    POOLINGS,
+    cosine_contributions,
+    pool_states,
+    smollm_sentence_embeddings,
+    smollm_states,
+    smollm_word_states,
+    standardize,
+)
+
+
+def _right_mask(lengths: list[int], T: int) -> torch.Tensor:
+    return (torch.arange(T)[None] < torch.tensor(lengths)[:, None]).long()
+
+
+def test_pool_states_pinned_values() -> None:
+    states = torch.arange(2 * 3 * 2, dtype=torch.float64).reshape(2, 3, 2)  # rows 0..5
+    mask = _right_mask([3, 2], 3)
+    # row 0: tokens (0,1), (2,3), (4,5); row 1: (6,7), (8,9), padding (10,11)
+    assert pool_states(states, mask, "mean").tolist() == [[2.0, 3.0], [7.0, 8.0]]
+    assert pool_states(states, mask, "last").tolist() == [[4.0, 5.0], [8.0, 9.0]]
+    # weights 1, 2, 3: (0 + 4 + 12) / 6 = 16/6; row 1 weights 1, 2: (6 + 16) / 3
+    torch.testing.assert_close(
+        pool_states(states, mask, "weighted_mean"),
+        torch.tensor([[16 / 6, 22 / 6], [22 / 3, 25 / 3]], dtype=torch.float64),
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 6), min_size=1, max_size=4),
+    pooling=st.sampled_from(POOLINGS),
+    seed=st.integers(0, 2**16),
+)
+def test_pooling_ignores_padding(lengths: list[int], pooling: str, seed: int) -> None:
+    T = max(lengths) + 2
+    g = torch.Generator().manual_seed(seed)
+    states = torch.randn(len(lengths), T, 4, generator=g, dtype=torch.float64)
+    mask = _right_mask(lengths, T)
+    noisy = states.clone()
+    noisy[mask == 0] = 1e6  # anything in the padding
+    torch.testing.assert_close(
+        pool_states(noisy, mask, pooling), pool_states(states, mask, pooling)
+    )
+    # each row alone, without padding, gives the same vector
+    for i, n in enumerate(lengths):
+        alone = pool_states(states[i : i + 1, :n], torch.ones(1, n, dtype=torch.long), pooling)
+        torch.testing.assert_close(alone[0], pool_states(states, mask, pooling)[i])
+
+
+def test_pool_states_refuses_bad_input() -> None:
+    states = torch.zeros(2, 3, 4)
+    with pytest.raises(ValueError, match="pooling"):
+        pool_states(states, _right_mask([1, 2], 3), "max")
+    with pytest.raises(TypeError, match="states"):
+        pool_states(states.long(), _right_mask([1, 2], 3))
+    with pytest.raises(ValueError, match=r"\[B, T\]"):
+        pool_states(states, _right_mask([1, 2], 4))
+    with pytest.raises(ValueError, match="real token first"):
+        pool_states(states, torch.tensor([[0, 1, 1], [1, 0, 0]]))
+    with pytest.raises(ValueError, match="right padding"):
+        pool_states(states, torch.tensor([[1, 0, 1], [1, 0, 0]]))
+    with pytest.raises(ValueError, match="0/1"):
+        pool_states(states, torch.tensor([[1, 2, 0], [1, 0, 0]]))
+    on_meta = pool_states(torch.zeros(2, 3, 4, device="meta"), torch.ones(2, 3, device="meta"))
+    assert on_meta.shape == (2, 4) and on_meta.device.type == "meta"
+
+
+def test_cosine_contributions_sum_to_the_mean_cosine_and_pin_a_rogue_dimension() -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(7, 5, generator=g, dtype=torch.float64)
+    c = cosine_contributions(x)
+    u = F.normalize(x, dim=-1)
+    cos = u @ u.T
+    mean_off = (cos.sum() - cos.diagonal().sum()) / (7 * 6)
+    torch.testing.assert_close(c.sum(), mean_off)
+    # pinned: two vectors (1, 1) and (1, -1): dimension 0 adds 1/2, dimension 1 adds -1/2
+    torch.testing.assert_close(
+        cosine_contributions(torch.tensor([[1.0, 1.0], [1.0, -1.0]])),
+        torch.tensor([0.5, -0.5], dtype=torch.float64),
+    )
+    # a shared large offset in one dimension makes it carry almost all of the cosine
+    rogue = x.clone()
+    rogue[:, 3] += 100.0
+    c_rogue = cosine_contributions(rogue)
+    assert int(c_rogue.argmax()) == 3 and c_rogue[3] / c_rogue.sum() > 0.99
+    with pytest.raises(ValueError, match="n >= 2"):
+        cosine_contributions(torch.ones(1, 3))
+    with pytest.raises(TypeError, match="vectors"):
+        cosine_contributions(torch.ones(3, 3, dtype=torch.long))
+
+
+def test_standardize_gives_zero_mean_unit_std_and_removes_a_rogue_dimension() -> None:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(20, 4, generator=g, dtype=torch.float64) * torch.tensor([1.0, 2.0, 3.0, 50.0])
+    x[:, 3] += 1000.0
+    z = standardize(x)
+    torch.testing.assert_close(z.mean(0), torch.zeros(4, dtype=torch.float64))
+    torch.testing.assert_close(z.std(0), torch.ones(4, dtype=torch.float64))
+    share = cosine_contributions(z).abs().max() / cosine_contributions(z).abs().sum()
+    assert cosine_contributions(x)[3] / cosine_contributions(x).sum() > 0.99 and share < 0.9
+    # statistics from a reference set
+    z_ref = standardize(x[:2], reference=x)
+    torch.testing.assert_close(z_ref, z[:2])
+    with pytest.raises(ValueError, match="constant"):
+        standardize(torch.tensor([[1.0, 2.0], [1.0, 3.0]]))
+    with pytest.raises(ValueError, match="two rows"):
+        standardize(x, reference=x[:1])
+    with pytest.raises(ValueError, match=r"\[n, d\]"):
+        standardize(x, reference=x[:, :2])
+
+
+@pytest.fixture(scope="module")
+def smol():
+    from lib.smollm import load_smollm
+
+    return load_smollm()
+
+
+def test_smollm_states_are_causal_bit_for_bit(smol) -> None:
+    # the same length, only the last token changed: every earlier state is bit-identical
+    a, b = "I sat on the bank of the river", "I sat on the bank of the money"
+    tok_a, states_a, _ = smollm_states([a])
+    tok_b, states_b, _ = smollm_states([b])
+    assert len(tok_a[0]) == len(tok_b[0]) and tok_a[0][:-1] == tok_b[0][:-1]
+    assert torch.equal(states_a[0, :, :-1], states_b[0, :, :-1])
+    assert (states_a[0, 1:, -1] - states_b[0, 1:, -1]).abs().amax() > 1.0
+    # states equal the model's own forward on the ids; layer 0 is the pure lookup E[x]
+    model, tokenizer = smol
+    ids = torch.tensor(tokenizer(a, add_special_tokens=False)["input_ids"])
+    with torch.no_grad():
+        reference = model(ids[None], output_hidden_states=True).hidden_states
+    assert torch.equal(states_a[0], torch.stack(reference, dim=1)[0])
+    assert torch.equal(states_a[0, 0], model.model.embed_tokens.weight[ids])
+    assert states_a.shape == (1, 31, len(ids), 576)
+
+
+def test_smollm_batch_with_right_padding_matches_single_runs(smol) -> None:
+    sentences = ["The otters slept on the bank", "Interest rates rose at the bank today"]
+    tokens, states, mask = smollm_states(sentences)
+    for i, s in enumerate(sentences):
+        _, alone, _ = smollm_states([s])
+        n = int(mask[i].sum())
+        assert n == len(tokens[i]) == alone.shape[2]
+        torch.testing.assert_close(states[i, :, :n], alone[0], atol=1e-3, rtol=1e-4)
+    word = smollm_word_states(sentences, "bank")
+    assert word.shape == (2, 31, 576)
+    assert torch.equal(word[0], states[0, :, int(mask[0].sum()) - 1])  # "Ġbank" is the last token
+    assert torch.equal(word[1], states[1, :, int(mask[1].sum()) - 2])  # before "Ġtoday"
+
+
+def test_smollm_sentence_embeddings_pool_the_states(smol) -> None:
+    sentences = ["the river flooded the fields.", "borrowing money got more expensive."]
+    _, states, mask = smollm_states(sentences)
+    for pooling in POOLINGS:
+        e = smollm_sentence_embeddings(sentences, pooling)
+        torch.testing.assert_close(
+            e, F.normalize(pool_states(states[:, -1], mask, pooling), dim=-1)
+        )
+        torch.testing.assert_close(e.norm(dim=-1), torch.ones(2))
+    e0 = smollm_sentence_embeddings(sentences, "mean", layer=0)  # the static bag of embeddings
+    torch.testing.assert_close(e0, F.normalize(pool_states(states[:, 0], mask, "mean"), dim=-1))
+
+
+def test_smollm_helpers_refuse_bad_input(smol) -> None:
+    with pytest.raises(ValueError, match="sentences"):
+        smollm_states("one string")
+    with pytest.raises(ValueError, match="sentences"):
+        smollm_states(["fine", ""])
+    with pytest.raises(ValueError, match="does not occur"):
+        smollm_word_states(["the river is wide"], "bank")
+    with pytest.raises(TypeError, match="word"):
+        smollm_word_states(["the bank"], " ")
+    with pytest.raises(ValueError, match="layer"):
+        smollm_sentence_embeddings(["the bank"], layer=31)
+    with pytest.raises(ValueError, match="pooling"):
+        smollm_sentence_embeddings(["the bank"], "cls")
