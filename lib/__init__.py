@@ -26,6 +26,7 @@ One module per topic:
 - :mod:`lib.partial_rope` — partial rotary and proportional RoPE (GPT-NeoX, Gemma 4).
 - :mod:`lib.mla` — DeepSeek's multi-head latent attention and its decoupled RoPE.
 - :mod:`lib.rope_cache` — re-rotating cached RoPE keys (StreamingLLM-style eviction).
+- :mod:`lib.attention_sinks` — gpt-oss's learned attention sinks (a per-head logit in the softmax).
 - :mod:`lib.model_positions` — current models' position machinery, from transformers' configs.
 - :mod:`lib.attention` — a minimal scaled dot-product attention.
 - :mod:`lib._checks` — the argument checks every public function uses (clear TypeError/ValueError).

@@ -11,6 +11,8 @@ each against the configuration classes and masking code of the pinned transforme
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from lib._checks import (
@@ -87,6 +89,24 @@ def rope_layer_flags(num_hidden_layers: int, no_rope_layer_interval: int) -> lis
     return [int((i + 1) % k != 0) for i in range(n)]
 
 
+def _causal_mask(
+    seq_len: int,
+    size_name: str,
+    size: int,
+    rule: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor],
+) -> torch.Tensor:
+    """The causal mask [T, T] of both local rules, narrowed by ``rule(q, k, size)``.
+
+    Checks ``seq_len`` and the rule's size (named ``size_name`` in the error), then builds query
+    positions as a column and key positions as a row.
+    """
+    t = check_positive_int("seq_len", seq_len)
+    n = check_positive_int(size_name, size)
+    positions = torch.arange(t)
+    q, k = positions[:, None], positions[None, :]
+    return (k <= q) & rule(q, k, n)
+
+
 def sliding_window_causal_mask(seq_len: int, sliding_window: int) -> torch.Tensor:
     """Which keys a query of a sliding-window layer sees: itself and the ``sliding_window − 1`` before.
 
@@ -98,10 +118,11 @@ def sliding_window_causal_mask(seq_len: int, sliding_window: int) -> torch.Tenso
         sliding_window: W, an int >= 1 (transformers' ``config.sliding_window``).
 
     Returns:
-        A bool tensor [T, T], True where query q may attend to key k.
+        A bool tensor [T, T], True where query q may attend to key k: a band of W diagonals, on
+        and below the main one.
 
     Raises:
-        ValueError: an argument that is not an int >= 1.
+        ValueError: ``seq_len`` or ``sliding_window`` not an int >= 1.
 
     Shapes:
         out: [T, T]
@@ -109,11 +130,7 @@ def sliding_window_causal_mask(seq_len: int, sliding_window: int) -> torch.Tenso
     References:
         Beltagy et al., Longformer, arXiv:2004.05150.
     """
-    t = check_positive_int("seq_len", seq_len)
-    w = check_positive_int("sliding_window", sliding_window)
-    q = torch.arange(t)[:, None]
-    k = torch.arange(t)[None, :]
-    return (k <= q) & (k > q - w)
+    return _causal_mask(seq_len, "sliding_window", sliding_window, lambda q, k, w: k > q - w)
 
 
 def chunked_causal_mask(seq_len: int, attention_chunk_size: int) -> torch.Tensor:
@@ -127,19 +144,18 @@ def chunked_causal_mask(seq_len: int, attention_chunk_size: int) -> torch.Tensor
         attention_chunk_size: C, an int >= 1 (Llama 4: 8192).
 
     Returns:
-        A bool tensor [T, T], True where query q may attend to key k.
+        A bool tensor [T, T], True where query q may attend to key k: causal triangles of side C
+        along the diagonal, nothing between chunks.
 
     Raises:
-        ValueError: an argument that is not an int >= 1.
+        ValueError: ``seq_len`` or ``attention_chunk_size`` not an int >= 1.
 
     Shapes:
         out: [T, T]
     """
-    t = check_positive_int("seq_len", seq_len)
-    c = check_positive_int("attention_chunk_size", attention_chunk_size)
-    q = torch.arange(t)[:, None]
-    k = torch.arange(t)[None, :]
-    return (k <= q) & (k // c == q // c)
+    return _causal_mask(
+        seq_len, "attention_chunk_size", attention_chunk_size, lambda q, k, c: k // c == q // c
+    )
 
 
 def nope_query_temperature(

@@ -46,6 +46,8 @@ class ModelPositions:
         max_position_embeddings: the configuration's maximum length.
         head_dims: per layer type head dimension, where it differs (Gemma 4).
         source: where the row was read.
+        sliding_on_every_layer: every layer is a sliding-window layer (Mistral: the modeling code
+            passes ``config.sliding_window`` to every layer's attention).
     """
 
     config_class: str
@@ -66,6 +68,7 @@ class ModelPositions:
     max_position_embeddings: int
     head_dims: dict[str, int] = field(default_factory=dict)
     source: str = ""
+    sliding_on_every_layer: bool = False
 
 
 _SRC = "transformers 5.24.0, models/{m}/configuration_{m}.py defaults and modeling_{m}.py"
@@ -124,6 +127,39 @@ MODELS: dict[str, ModelPositions] = {
         0, None, 0, False, None, 4, "half", None, None, False, 151936, 32768,
         source=_SRC.format(m="qwen3_next"),
     ),
+    "Qwen2.5-VL": ModelPositions(
+        "Qwen2_5_VLTextConfig", 80, 128, {"all": _rope(1000000.0)}, 0, None, 0, False, None, 0,
+        "half", None, None, False, 152064, 32768, source=_SRC.format(m="qwen2_5_vl"),
+    ),
+    "Phi-3": ModelPositions(
+        "Phi3Config", 32, 96, {"all": _rope(10000.0)}, 0, None, 0, False, None, 0,
+        "half", None, None, False, 32064, 4096, source=_SRC.format(m="phi3"),
+    ),
+    "OLMo 2": ModelPositions(
+        "Olmo2Config", 32, 128, {"all": _rope(10000.0)}, 0, None, 0, False, None, 0,
+        "half", None, None, False, 50304, 2048, source=_SRC.format(m="olmo2"),
+    ),
+    "OLMo 3": ModelPositions(
+        "Olmo3Config", 32, 128,
+        {"sliding_attention": _rope(500000.0), "full_attention": _rope(500000.0)},
+        4, 4096, 0, False, None, 0, "half", None, None, False, 50304, 2048,
+        source=_SRC.format(m="olmo3"),
+    ),
+    "Mistral": ModelPositions(
+        "MistralConfig", 32, 128, {"all": _rope(10000.0)}, 0, 4096, 0, False, None, 0,
+        "half", None, None, False, 32000, 131072, source=_SRC.format(m="mistral"),
+        sliding_on_every_layer=True,
+    ),
+    "Ministral 3": ModelPositions(
+        "Ministral3Config", 34, 128, {"all": _rope(1000000.0, rope_type="yarn", factor=16.0)},
+        0, None, 0, False, None, 0, "half", None, None, False, 131072, 262144,
+        source=_SRC.format(m="ministral3"),
+    ),
+    "GLM-4": ModelPositions(
+        "Glm4Config", 40, 128, {"all": _rope(10000.0, partial_rotary_factor=0.5)},
+        0, None, 0, False, None, 0, "interleaved", None, None, False, 151552, 131072,
+        source=_SRC.format(m="glm4"),
+    ),
     "GPT-NeoX": ModelPositions(
         "GPTNeoXConfig", 44, 96, {"all": _rope(10000.0, partial_rotary_factor=0.25)},
         0, None, 0, False, None, 0, "half", None, None, False, 50432, 2048,
@@ -150,6 +186,8 @@ def layer_table(name: str) -> list[dict[str, object]]:
     n = m.num_hidden_layers
     if m.sliding_window_pattern:
         kinds = layer_types_from_pattern(n, m.sliding_window_pattern)
+    elif m.sliding_on_every_layer:
+        kinds = ["sliding_attention"] * n
     else:
         kinds = ["full_attention"] * n
     uses_rope = [True] * n

@@ -105,6 +105,11 @@ def test_bad_input_is_refused():
         layer_types_from_pattern(0, 6)
     with pytest.raises(ValueError, match="sliding_window"):
         sliding_window_causal_mask(4, 0)
+    with pytest.raises(ValueError, match="attention_chunk_size"):
+        chunked_causal_mask(4, 0)
+    for mask in (sliding_window_causal_mask, chunked_causal_mask):
+        with pytest.raises(ValueError, match="seq_len"):
+            mask(0, 2)
     with pytest.raises(TypeError, match="positions"):
         nope_query_temperature(torch.tensor([1.5]))
     with pytest.raises(ValueError, match="positions"):

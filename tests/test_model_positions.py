@@ -20,13 +20,19 @@ def _head_dim(cfg):
     return getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
 
 
+def _tie(cfg):
+    if isinstance(cfg, transformers.Qwen2_5_VLTextConfig):  # the tie flag lives on the VL config
+        return transformers.Qwen2_5_VLConfig().tie_word_embeddings
+    return cfg.tie_word_embeddings
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_row_equals_transformers_config(name):
     row = MODELS[name]
     cfg = _config(row)
     assert row.num_hidden_layers == cfg.num_hidden_layers
     assert row.vocab_size == cfg.vocab_size
-    assert row.tie_word_embeddings == cfg.tie_word_embeddings
+    assert row.tie_word_embeddings == _tie(cfg)
     assert row.max_position_embeddings == cfg.max_position_embeddings
     assert row.head_dim == _head_dim(cfg)
     assert row.sliding_window == getattr(cfg, "sliding_window", None) or not getattr(
@@ -72,3 +78,33 @@ def test_unknown_name():
     with pytest.raises(ValueError, match="name"):
         layer_table("GPT-5")
     assert torch.equal(layer_inv_freqs("SmolLM3")[3], torch.zeros(64))
+
+
+def test_mistral_slides_on_every_layer():
+    """modeling_mistral passes config.sliding_window to every layer's attention."""
+    cfg = transformers.MistralConfig()
+    table = layer_table("Mistral")
+    assert {r["kind"] for r in table} == {"sliding_attention"}
+    assert {r["window"] for r in table} == {cfg.sliding_window}
+    assert "layer_types" not in cfg.to_dict()  # no per-layer kinds: one rule for all layers
+
+
+def test_glm4_rotates_interleaved_pairs_of_its_first_half():
+    """GLM-4 rotates pairs (2i, 2i+1) of the first partial_rotary_factor of each head."""
+    from transformers.models.glm4.modeling_glm4 import apply_rotary_pos_emb
+
+    from lib.partial_rope import apply_partial_rope
+    from lib.rope import rope_angles
+
+    row = MODELS["GLM-4"]
+    d, f = row.head_dim, row.rope["all"]["partial_rotary_factor"]
+    inv = layer_inv_freqs("GLM-4")[0]
+    inv = inv[inv > 0]
+    assert inv.shape == (int(d * f) // 2,)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 2, 5, d, generator=g)
+    ang = rope_angles(torch.arange(5), inv)
+    emb = torch.cat([ang, ang], -1)[None]  # transformers' cos/sin: cat((freqs, freqs))
+    hf, _ = apply_rotary_pos_emb(x, x, emb.cos(), emb.sin())
+    ours = apply_partial_rope(x, ang.cos(), ang.sin(), pairing=row.pairing)
+    torch.testing.assert_close(ours, hf, rtol=1e-6, atol=1e-6)
