@@ -68,6 +68,7 @@ __all__ = [
     "smollm_state_dict",
     "smollm_tokenizer",
     "smollm_trace",
+    "smollm_traces",
     "uniform_causal_attention",
 ]
 
@@ -216,6 +217,15 @@ def read_gguf(path: str | os.PathLike[str]) -> GGUFContents:
     return GGUFContents(path=path, version=version, metadata=metadata, tensors=tensors)
 
 
+def _ggml_size(ggml_type: int, shape: Sequence[int]) -> tuple[int, int]:
+    """(number of values, number of bytes) of a ggml tensor of ``shape`` in whole blocks."""
+    _, block, nbytes = GGML_TYPES[ggml_type]
+    n = 1
+    for size in shape:
+        n *= int(size)
+    return n, n // block * nbytes
+
+
 def dequantize(raw: torch.Tensor, ggml_type: int, shape: Sequence[int]) -> torch.Tensor:
     """Expand a ggml tensor's bytes to float32, block by block, as ggml's reference code does.
 
@@ -248,13 +258,10 @@ def dequantize(raw: torch.Tensor, ggml_type: int, shape: Sequence[int]) -> torch
         known = {k: v[0] for k, v in GGML_TYPES.items()}
         raise ValueError(f"ggml_type must be one of {known}, got {ggml_type}")
     name, block, nbytes = GGML_TYPES[ggml_type]
-    n = 1
-    for size in shape:
-        n *= int(size)
-    if n % block or raw.numel() != n // block * nbytes:
+    n_values, n_bytes = _ggml_size(ggml_type, shape)
+    if n_values % block or raw.numel() != n_bytes:
         raise ValueError(
-            f"raw must hold {n // block * nbytes} bytes for {name} of shape {tuple(shape)}, "
-            f"got {raw.numel()}"
+            f"raw must hold {n_bytes} bytes for {name} of shape {tuple(shape)}, got {raw.numel()}"
         )
     if name == "F32":
         return raw.view(torch.float32).clone().reshape(*shape)
@@ -353,12 +360,10 @@ def _raw_tensors(
             if kind not in GGML_TYPES:
                 known = {k: v[0] for k, v in GGML_TYPES.items()}
                 raise ValueError(f"tensor {name} has ggml type {kind}; this loader reads {known}")
-            _, block, nbytes = GGML_TYPES[kind]
-            n = 1
-            for size in shape:
-                n *= size
             handle.seek(offset)
-            raw = torch.frombuffer(bytearray(handle.read(n // block * nbytes)), dtype=torch.uint8)
+            raw = torch.frombuffer(
+                bytearray(handle.read(_ggml_size(kind, shape)[1])), dtype=torch.uint8
+            )
             yield name, kind, shape, raw
 
 
@@ -401,9 +406,10 @@ def smollm_state_dict(contents: GGUFContents | None = None) -> dict[str, torch.T
 class _PackedLinear(torch.nn.Module):
     """A bias-free linear layer that keeps its ggml blocks and dequantizes them at each call.
 
-    The feed-forward matrices (59% of the parameters) stay 4-bit in memory (~50 MB instead of
-    ~320 MB in float32), so a chapter's kernel stays within 1 GB; the arithmetic is the same float32
-    product with the same dequantized weight.
+    The feed-forward matrices (59% of the parameters) and W_v, W_o stay 4-bit in memory (~60 MB
+    instead of ~370 MB in float32), so a chapter's kernel stays within 1 GB; the arithmetic is the
+    same float32 product with the same dequantized weight. W_q and W_k stay float32 tensors, which
+    :func:`skipped_qk_permutation` permutes.
     """
 
     raw: torch.Tensor
@@ -516,7 +522,8 @@ def load_smollm() -> tuple[Any, Any]:
     for name, kind, shape, raw in _raw_tensors(contents):
         hf_name = _hf_name(name)
         heads = _qk_heads(name, contents.metadata)
-        if ".mlp." in hf_name and GGML_TYPES[kind][1] > 1:  # keep the big matrices packed
+        packed = ".mlp." in hf_name or ".v_proj." in hf_name or ".o_proj." in hf_name
+        if packed and GGML_TYPES[kind][1] > 1:  # keep these matrices packed (not W_q, W_k)
             parent, child, _ = hf_name.rsplit(".", 2)
             setattr(
                 model.get_submodule(parent), child, _PackedLinear(raw, kind, (shape[0], shape[1]))
@@ -583,13 +590,13 @@ def _rope_hook(
         **kwargs: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if rope == "lib":
-            angles = rope_angles(positions, inv_freq.to(q.device))  # [T, d/2]
+            angles = rope_angles(positions, inv_freq.to(q.device))[:, None]  # [B, 1, T, d/2]
             q_rot = apply_rope(q, angles.cos(), angles.sin(), pairing=_ROPE_PAIRING)
             k_rot = apply_rope(k, angles.cos(), angles.sin(), pairing=_ROPE_PAIRING)
         else:
             q_rot, k_rot = original(q, k, cos, sin, *args, **kwargs)
         for key, value in (("q", q), ("k", k), ("q_rot", q_rot), ("k_rot", k_rot)):
-            record[key].append(value[0].detach())
+            record[key].append(value.detach())  # [B, heads, T, d_head]
         return q_rot, k_rot
 
     modeling_llama.apply_rotary_pos_emb = hooked
@@ -603,6 +610,120 @@ def _rope_hook(
 ROPE_SOURCES: tuple[str, ...] = ("model", "lib")
 
 
+def _trace_ids(text: str | torch.Tensor, tokenizer: Any, vocab_size: int) -> torch.Tensor:
+    if isinstance(text, str):
+        if not text:
+            raise TypeError("text must be a non-empty string or a 1-D tensor of token ids, got ''")
+        return torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"])
+    if isinstance(text, torch.Tensor):
+        ids = check_token_ids(text, vocab_size, name="text")
+        if ids.ndim != 1 or ids.numel() == 0:
+            raise ValueError(
+                f"text must be a non-empty 1-D tensor of ids, got shape {tuple(ids.shape)}"
+            )
+        return ids
+    raise TypeError(
+        f"text must be a string or a 1-D tensor of token ids, got {type(text).__name__}"
+    )
+
+
+def smollm_traces(
+    texts: Sequence[str | torch.Tensor],
+    *,
+    positions: Sequence[torch.Tensor | None] | None = None,
+    rope: str = "model",
+) -> list[SmolLMTrace]:
+    """Run SmolLM2 on several sequences in one batched forward pass; one trace per sequence.
+
+    One pass dequantizes the packed feed-forward matrices once for the whole batch, so two
+    sequences cost much less than two calls of :func:`smollm_trace`. Shorter sequences are padded
+    on the right; the mask is causal, so no token attends to a later one and each trace, cut back to
+    its own length, is what the sequence alone gives (up to float32 rounding of the batched
+    products, ~1e-6).
+
+    Args:
+        texts: a non-empty sequence of texts, each a non-empty string (tokenised without special
+            tokens) or a 1-D tensor of token ids.
+        positions: one entry per text: its position ids (a 1-D integer tensor of its length) or
+            ``None`` for 0 … T−1; ``None`` for all defaults.
+        rope: ``"model"`` (transformers' rotation) or ``"lib"`` (:func:`lib.rope.apply_rope`).
+
+    Returns:
+        A list of :class:`SmolLMTrace`, in the order of ``texts``.
+
+    Raises:
+        TypeError: a text that is neither a non-empty string nor an integer tensor.
+        ValueError: no texts, ids outside the vocabulary, a ``positions`` list of another length
+            than ``texts``, positions of the wrong length or negative, or an unknown ``rope``.
+
+    Shapes:
+        texts: B sequences of T_b tokens -> B traces (see :func:`smollm_trace`)
+
+    References:
+        Su et al., RoFormer, arXiv:2104.09864.
+    """
+    rope = check_choice("rope", rope, ROPE_SOURCES)
+    if isinstance(texts, str | torch.Tensor) or not isinstance(texts, Sequence) or not texts:
+        raise ValueError(
+            f"texts must be a non-empty list of strings or id tensors, got {type(texts).__name__}"
+        )
+    if positions is None:
+        positions = [None] * len(texts)
+    if len(positions) != len(texts):
+        raise ValueError(
+            f"positions must have one entry per text ({len(texts)}), got {len(positions)}"
+        )
+    model, tokenizer = load_smollm()
+    all_ids = [_trace_ids(text, tokenizer, model.config.vocab_size) for text in texts]
+    all_positions = []
+    for ids, pos in zip(all_ids, positions, strict=True):
+        T = ids.numel()
+        pos = torch.arange(T) if pos is None else check_positions("positions", pos)
+        if pos.shape != (T,):
+            raise ValueError(
+                f"positions must have shape ({T},), one per token, got {tuple(pos.shape)}"
+            )
+        all_positions.append(pos)
+    T_max = max(ids.numel() for ids in all_ids)
+    batch_ids = torch.full((len(all_ids), T_max), model.config.pad_token_id, dtype=torch.long)
+    batch_pos = torch.zeros(len(all_ids), T_max, dtype=torch.long)
+    for b, (ids, pos) in enumerate(zip(all_ids, all_positions, strict=True)):
+        T = ids.numel()
+        batch_ids[b, :T] = ids
+        # padding continues the positions; causal attention keeps it out of the real tokens
+        batch_pos[b] = torch.cat([pos.long(), pos[-1].long() + 1 + torch.arange(T_max - T)])
+    record: dict[str, list[torch.Tensor]] = {"q": [], "k": [], "q_rot": [], "k_rot": []}
+    with torch.no_grad(), _rope_hook(record, batch_pos, rope, model.config):
+        out = model(
+            input_ids=batch_ids,
+            position_ids=batch_pos,
+            output_hidden_states=True,
+            output_attentions=True,
+            use_cache=False,
+        )
+    stacked = {key: torch.stack(values, dim=1) for key, values in record.items()}  # [B, L, ...]
+    hidden = torch.stack(out.hidden_states, dim=1)  # [B, L + 1, T, d]
+    attentions = torch.stack(out.attentions, dim=1)  # [B, L, H, T, T]
+    traces = []  # copies, so that deleting one trace frees its memory
+    for b, (ids, pos) in enumerate(zip(all_ids, all_positions, strict=True)):
+        T = ids.numel()
+        traces.append(
+            SmolLMTrace(
+                tokens=tokenizer.convert_ids_to_tokens(ids.tolist()),
+                ids=ids,
+                positions=pos,
+                logits=out.logits[b, :T].clone(),
+                hidden_states=hidden[b, :, :T].clone(),
+                q=stacked["q"][b, :, :, :T].clone(),
+                k=stacked["k"][b, :, :, :T].clone(),
+                q_rot=stacked["q_rot"][b, :, :, :T].clone(),
+                k_rot=stacked["k_rot"][b, :, :, :T].clone(),
+                attentions=attentions[b, :, :, :T, :T].clone(),
+            )
+        )
+    return traces
+
+
 def smollm_trace(
     text: str | torch.Tensor, *, positions: torch.Tensor | None = None, rope: str = "model"
 ) -> SmolLMTrace:
@@ -611,8 +732,8 @@ def smollm_trace(
     Queries and keys are recorded before and after the rotation by wrapping transformers'
     ``apply_rotary_pos_emb`` for the duration of the call. With ``rope="lib"`` that rotation is
     replaced by :func:`lib.rope.apply_rope` with the book's own angles
-    (:func:`lib.rope.rope_inv_freq` with the head size and base of ``model.config``), so the logits show whether lib's RoPE is the
-    model's.
+    (:func:`lib.rope.rope_inv_freq` with the head size and base of ``model.config``), so the logits
+    show whether lib's RoPE is the model's. Several sequences: :func:`smollm_traces` (one pass).
 
     Equation:
         q_rot = R(m) q, k_rot = R(n) k;  scores = q_rot · k_rot / √d_head  (R(m)ᵀ R(n) = R(n − m))
@@ -637,51 +758,7 @@ def smollm_trace(
     References:
         Su et al., RoFormer, arXiv:2104.09864.
     """
-    rope = check_choice("rope", rope, ROPE_SOURCES)
-    model, tokenizer = load_smollm()
-    if isinstance(text, str):
-        if not text:
-            raise TypeError("text must be a non-empty string or a 1-D tensor of token ids, got ''")
-        ids = torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"])
-    elif isinstance(text, torch.Tensor):
-        ids = check_token_ids(text, model.config.vocab_size, name="text")
-        if ids.ndim != 1 or ids.numel() == 0:
-            raise ValueError(
-                f"text must be a non-empty 1-D tensor of ids, got shape {tuple(ids.shape)}"
-            )
-    else:
-        raise TypeError(
-            f"text must be a string or a 1-D tensor of token ids, got {type(text).__name__}"
-        )
-    T = ids.numel()
-    if positions is None:
-        positions = torch.arange(T)
-    positions = check_positions("positions", positions)
-    if positions.shape != (T,):
-        raise ValueError(
-            f"positions must have shape ({T},), one per token, got {tuple(positions.shape)}"
-        )
-    record: dict[str, list[torch.Tensor]] = {"q": [], "k": [], "q_rot": [], "k_rot": []}
-    with torch.no_grad(), _rope_hook(record, positions, rope, model.config):
-        out = model(
-            input_ids=ids[None],
-            position_ids=positions[None],
-            output_hidden_states=True,
-            output_attentions=True,
-            use_cache=False,
-        )
-    return SmolLMTrace(
-        tokens=tokenizer.convert_ids_to_tokens(ids.tolist()),
-        ids=ids,
-        positions=positions,
-        logits=out.logits[0],
-        hidden_states=torch.stack([h[0] for h in out.hidden_states]),
-        q=torch.stack(record["q"]),
-        k=torch.stack(record["k"]),
-        q_rot=torch.stack(record["q_rot"]),
-        k_rot=torch.stack(record["k_rot"]),
-        attentions=torch.stack([a[0] for a in out.attentions]),
-    )
+    return smollm_traces([text], positions=[positions], rope=rope)[0]
 
 
 def rope_pair_norms(x: torch.Tensor, *, pairing: str = "half") -> torch.Tensor:

@@ -31,6 +31,7 @@ from lib.smollm import (
     smollm_gguf_path,
     smollm_state_dict,
     smollm_trace,
+    smollm_traces,
     uniform_causal_attention,
 )
 
@@ -241,6 +242,33 @@ def test_constant_position_offset_leaves_attention_unchanged():
     assert not torch.allclose(shifted.q_rot, base.q_rot)  # the rotations differ ...
     # ... but every score depends on m - n only: same weights up to float32 rounding of angles
     torch.testing.assert_close(shifted.attentions, base.attentions, rtol=0, atol=2e-4)
+
+
+def test_one_batched_pass_gives_each_sequence_its_own_trace():
+    # different lengths (PROMPT is right-padded to PROSE's) and different positions in one pass
+    shifted = torch.arange(5) + 1000
+    batched = smollm_traces([PROSE, PROMPT], positions=[None, shifted])
+    alone = [smollm_trace(PROSE), smollm_trace(PROMPT, positions=shifted)]
+    for got, want in zip(batched, alone, strict=True):
+        assert got.tokens == want.tokens and torch.equal(got.ids, want.ids)
+        assert torch.equal(got.positions, want.positions)
+        for field in ("hidden_states", "q", "k", "q_rot", "k_rot", "attentions"):
+            assert getattr(got, field).shape == getattr(want, field).shape, field
+        # the same arithmetic, batched: float32 rounding of the products only (measured ~1e-5)
+        torch.testing.assert_close(got.logits, want.logits, rtol=0, atol=1e-4)
+        torch.testing.assert_close(got.attentions, want.attentions, rtol=0, atol=1e-5)
+        torch.testing.assert_close(got.q_rot, want.q_rot, rtol=0, atol=1e-4)
+
+
+def test_batched_traces_refuse_bad_input():
+    with pytest.raises(ValueError, match="texts must be a non-empty list"):
+        smollm_traces([])
+    with pytest.raises(ValueError, match="texts must be a non-empty list"):
+        smollm_traces(PROMPT)
+    with pytest.raises(ValueError, match=r"positions must have one entry per text \(2\)"):
+        smollm_traces([PROMPT, PROSE], positions=[None])
+    with pytest.raises(ValueError, match=r"positions must have shape \(5,\)"):
+        smollm_traces([PROSE, PROMPT], positions=[None, torch.arange(3)])
 
 
 def test_trace_refuses_bad_input():

@@ -369,3 +369,88 @@ def check_bf16_step(answer: int) -> None:
         f"{answer} is not it; a number in [2^e, 2^(e+1)) with 8 significant bits has steps of "
         "2^(e − 7)"
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# 5. Read a released config
+# --------------------------------------------------------------------------------------------------
+
+#: Flat configs written the way released ``config.json`` files write them: a base, a partial
+#: rotary factor, an explicit head_dim that is not hidden_size // heads, SmolLM2-135M's values
+#: (chapter 8 reads them from its GGUF), and one with nothing but the required sizes.
+_CONFIGS: list[dict[str, float | int]] = [
+    {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0},
+    {"hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4},
+    {"hidden_size": 3072, "num_attention_heads": 16, "head_dim": 256, "rope_theta": 10000.0},
+    {"hidden_size": 6144, "num_attention_heads": 64, "partial_rotary_factor": 0.25},
+    {"hidden_size": 576, "num_attention_heads": 9, "head_dim": 64, "rope_theta": 100000.0},
+    {"hidden_size": 512, "num_attention_heads": 8},
+]
+
+
+def _config_inv_freq(config: dict[str, float | int]) -> torch.Tensor:
+    """θ_i for the rotated width of a flat config, float64 (transformers' default RoPE)."""
+    head_dim = int(config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"])
+    width = int(head_dim * float(config.get("partial_rotary_factor", 1.0)))
+    return _theta(width, float(config.get("rope_theta", 10000.0)))
+
+
+def _config_ignoring(key: str) -> Callable[[dict[str, float | int]], torch.Tensor]:
+    def wrong(config: dict[str, float | int]) -> torch.Tensor:
+        return _config_inv_freq({k: v for k, v in config.items() if k != key})
+
+    return wrong
+
+
+@exercise(
+    "ch08-read-config",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        _config_ignoring("partial_rotary_factor"),
+        _config_ignoring("head_dim"),
+        _config_ignoring("rope_theta"),
+        lambda c: _config_inv_freq(c)[:-1],
+        lambda c: 1.0 / _config_inv_freq(c),
+        "rope_theta",
+    ],
+    right_answer=lambda: _config_inv_freq,
+)
+def check_read_config(answer: Callable[[dict[str, float | int]], torch.Tensor]) -> None:
+    """``answer(config)`` must return the inverse frequencies a flat model config implies.
+
+    Args:
+        answer: the reader's function ``inv_freq_from_config(config)``, returning a 1-D tensor
+            of ``rotary_dim // 2`` speeds θ_i.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
+    require_function(answer, "inv_freq_from_config(config)")
+    for config in _CONFIGS:
+        got = answer(dict(config))
+        want = _config_inv_freq(config)
+        require(
+            isinstance(got, torch.Tensor) and got.ndim == 1,
+            f"inv_freq_from_config must return a 1-D tensor, got {type(got).__name__}",
+        )
+        if got.shape != want.shape:
+            hint = (
+                "partial_rotary_factor: only that fraction of each head is rotated"
+                if "partial_rotary_factor" in config
+                else "an explicit head_dim wins over hidden_size // num_attention_heads"
+                if "head_dim" in config
+                else "one speed per rotated pair: rotary_dim // 2 of them"
+            )
+            raise ExerciseFailed(
+                f"for {config} you returned {got.numel()} speeds, expected {want.numel()} ({hint})"
+            )
+        if torch.allclose(got.double(), want, rtol=1e-6, atol=0):
+            continue
+        require(
+            "rope_theta" in config,
+            f"for {config}: without rope_theta the default base is 10,000 (transformers' default)",
+        )
+        raise ExerciseFailed(
+            f"for {config} the speeds are wrong: θ_i = rope_theta^(−2i / rotary_dim), "
+            "rotary_dim = int(head_dim × partial_rotary_factor)"
+        )
