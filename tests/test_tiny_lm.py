@@ -279,7 +279,9 @@ def test_decoder_parameters_rejects_bad_sizes_by_name() -> None:
 # these are public verbatim copies of those files, read with the search tool, so a typo in the table
 # fails here and not only in chapter 4's saved outputs.
 _LLM_PROF = "https://github.com/citsjtu2020/LLM-Prof/blob/8434c8d19c396b2f95d92a67845a7c0a0e0dd512/sglang/Model_Config.md"
-_THUNDER = "https://github.com/kevinstephano/thunder_model_blocks/blob/main/hf_llama/llama_config.py"
+_THUNDER = (
+    "https://github.com/kevinstephano/thunder_model_blocks/blob/main/hf_llama/llama_config.py"
+)
 _KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
          "num_attention_heads", "num_key_value_heads", "tie_word_embeddings")  # fmt: skip
 RELEASED_DECODER_CONFIGS = {
