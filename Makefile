@@ -32,7 +32,7 @@ NBVAL := $(BIN)/pytest --nbval chapters --nbval-current-env \
 
 .PHONY: help setup book build-strict test test-offline test-lib test-nbval test-nbval-1thread \
 	test-browser test-readers reader-envs lint format chromium \
-	lab serve execute bench test-latest clean
+	lab serve execute bench test-latest clean mutation
 
 # Plain `make`: what to run (it builds nothing).
 help:
@@ -41,7 +41,8 @@ help:
 	@echo "  make test    run every test (lib, strict nbval, the site in a browser, readers; ~30 min)"
 	@echo "  make lab     read and run the chapters in JupyterLab"
 	@echo "  make serve   serve the built site on http://localhost:$(PORT)/"
-	@echo "Also: execute [NB=chapters/NN_name.ipynb], lint, format, bench, test-readers, test-latest, clean"
+	@echo "Also: execute [NB=chapters/NN_name.ipynb], lint, format, bench, test-readers, test-latest, clean,"
+	@echo "      mutation [MODULES=\"rope alibi\"] (mutmut over lib's core maths; docs/mutation.md)"
 
 setup: $(STAMP)
 
@@ -98,6 +99,14 @@ test-nbval-1thread: setup
 
 test-browser: setup chromium
 	$(OFFLINE) $(BIN)/pytest tests -m browser -q
+
+# Mutation testing (mutmut) of lib's core mathematics, each module against its own test file only
+# (scripts/mutation.sh; not part of `make test`). MODULES picks modules (default: the core maths);
+# a run takes minutes per module (alibi: ~7 min wall on the 2-core machine). Recorded scores and
+# every survivor: docs/mutation.md.
+MODULES ?= rope rope_scaling alibi sinusoidal mrope relative position_ids
+mutation: setup
+	$(OFFLINE) env MODULES="$(MODULES)" scripts/mutation.sh
 
 lint: setup
 	$(BIN)/ruff check lib tests bookext scripts bench chapters

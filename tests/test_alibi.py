@@ -229,3 +229,82 @@ def test_bloom_bias_heads_past_the_block_size():
     keys = torch.arange(seq_len, dtype=torch.float64)
     expected = (slopes[:, None] * keys[None, :]).to(torch.float32)[:, None, :]
     assert torch.equal(bias, expected)
+
+
+# ---------------------------------------------------------------- found by make mutation (docs/mutation.md)
+
+
+def test_errors_name_the_argument_exactly():
+    # r"\bname\b": the message names the argument itself, not a longer word that contains it
+    with pytest.raises(ValueError, match=r"\bn_heads\b"):
+        alibi_slopes(0)
+    for fn in (alibi_bias, alibi_bias_bloom):
+        with pytest.raises(ValueError, match=r"\bn_heads\b"):
+            fn(0, 4)
+        with pytest.raises(ValueError, match=r"\bseq_len\b"):
+            fn(4, 0)
+    with pytest.raises(TypeError, match=r"causal must be a bool, got str 'yes'"):
+        alibi_bias(4, 4, causal="yes")
+
+
+@pytest.mark.parametrize(
+    ("call", "arguments"),
+    [
+        (lambda: alibi_slopes(2**62), "n_heads=4611686018427387904"),
+        (lambda: alibi_bias(10**6, 10**6), "n_heads=1000000, seq_len=1000000"),
+        (lambda: alibi_bias_bloom(10**6, 10**12), "n_heads=1000000, seq_len=1000000000000"),
+    ],
+)
+def test_sizes_that_cannot_fit_are_refused_naming_the_arguments(call, arguments):
+    with pytest.raises(ValueError, match=f"^{arguments}: the result would"):
+        call()
+
+
+def test_every_function_works_on_the_meta_device():
+    # nothing may be made on the CPU behind the caller's back: the device reaches every tensor
+    meta = torch.device("meta")
+    assert alibi_slopes(12, device="meta").device == meta
+    assert alibi_slopes(5000, device="meta").device == meta  # the vectorised branch too
+    for causal in (True, False):
+        bias = alibi_bias(12, 600, causal=causal, device="meta")  # several row blocks
+        assert bias.device == meta and bias.shape == (12, 600, 600)
+        assert bias.dtype == torch.float32
+    bloom = alibi_bias_bloom(12, 2**17, device="meta")  # several head blocks
+    assert bloom.device == meta and bloom.shape == (12, 1, 2**17) and bloom.dtype == torch.float32
+
+
+def _rule_float64(n: int) -> torch.Tensor:
+    """2^(−8k/n) in float64 for a power-of-two n (Press et al. 2022, section 3)."""
+    return torch.tensor([2.0 ** (-8.0 * k / n) for k in range(1, n + 1)], dtype=torch.float64)
+
+
+@pytest.mark.parametrize("n", [16, 8192])
+def test_slopes_are_the_float64_rule_rounded_once(n):
+    # computed in float64 and rounded once to float32: bit-equal to the rounded rule (slopes
+    # computed in float32, e.g. a float32 exponent k/n, are off by an ulp for some k)
+    assert torch.equal(alibi_slopes(n), _rule_float64(n).to(torch.float32))
+
+
+@pytest.mark.parametrize("n_heads", [16, 8192])
+def test_bias_multiplies_float64_slopes_and_rounds_once(n_heads):
+    # −m·|i − j| is formed from the float64 slope and rounded once; a slope first rounded to
+    # float32 gives products one ulp away for some distances (16 heads: slopes 2^(−k/2))
+    seq_len = 64 if n_heads == 16 else 8
+    slopes = _rule_float64(n_heads)
+    i = torch.arange(seq_len, dtype=torch.float64)
+    distance = (i[:, None] - i[None, :]).abs()
+    expected = (-slopes[:, None, None] * distance).to(torch.float32)
+    assert torch.equal(alibi_bias(n_heads, seq_len, causal=False), expected)
+    bloom = (slopes[:, None] * i[None, :]).to(torch.float32)[:, None, :]
+    assert torch.equal(alibi_bias_bloom(n_heads, seq_len), bloom)
+
+
+def test_bias_many_heads_and_rows_in_blocks():
+    # 2^18-element blocks over heads (R·T per head) and rows: 40 heads × T = 2^10 rows span
+    # several head blocks and row blocks; every (head, row) holds its own −m_h·|i − j|
+    import lib.alibi as alibi_module
+
+    n_heads, seq_len = 40, 2**10
+    assert alibi_module._BLOCK_ELEMENTS // seq_len < seq_len  # rows come in several blocks
+    bias = alibi_bias(n_heads, seq_len, causal=False)
+    assert torch.equal(bias, _relative_bias_reference(n_heads, seq_len, causal=False))

@@ -137,13 +137,31 @@ def test_glove_loss_shape_errors():
 # --- training ----------------------------------------------------------------------------------
 
 
+# Seeds of the training runs the analogy test checks. Measured (dim 32, 30 epochs, the 5,000-sentence
+# corpus of seed 0), seeds 0-5: "queen" first for king - man + woman in all six (ahead of the runner-up
+# by 0.037-0.069 cosine); "rome" for paris - france + italy first in four, second in one (seed 4) and
+# third in one (seed 1). So the test asserts what holds for every seed (queen first, rome in the top
+# three) and what holds for most (rome first), not one seed's ranking.
+ANALOGY_SEEDS = (0, 1, 2)
+
+
 @pytest.fixture(scope="module")
-def fitted():
+def fitted_by_seed():
     sentences = generate_corpus(5000, seed=0)
     vocab = build_vocab(sentences)
     X = cooccurrence_matrix(sentences, vocab, window=5, across_sentences=True)
-    W, W_tilde, history = train_glove_tables(X, dim=32, epochs=30, seed=0)
-    return W + W_tilde, history, vocab  # the paper's word vectors
+    runs = {}
+    for seed in ANALOGY_SEEDS:
+        W, W_tilde, history = train_glove_tables(X, dim=32, epochs=30, seed=seed)
+        runs[seed] = (W + W_tilde, history)  # the paper's word vectors
+    return runs, vocab
+
+
+@pytest.fixture(scope="module")
+def fitted(fitted_by_seed):
+    runs, vocab = fitted_by_seed
+    vectors, history = runs[0]
+    return vectors, history, vocab
 
 
 def test_training_reduces_the_loss(fitted):
@@ -154,11 +172,20 @@ def test_training_reduces_the_loss(fitted):
     assert all(b <= a * 1.05 for a, b in zip(history.losses, history.losses[1:], strict=False))
 
 
-def test_analogies_on_the_generated_corpus(fitted):
-    vectors, _, vocab = fitted
-    top3 = lambda a, b, c: [w for w, _ in analogy(vectors, vocab, a, b, c, k=3)]  # noqa: E731
-    assert "queen" in top3("king", "man", "woman")
-    assert "rome" in top3("paris", "france", "italy")
+def test_analogies_hold_for_every_training_seed(fitted_by_seed):
+    # fails for a fit of the raw counts instead of their log (residual w·w̃ + b + b̃ − X_ij):
+    # queen is then first for no seed (ranks 4, 1, 1 for seeds 0, 1, 2)
+    runs, vocab = fitted_by_seed
+
+    def rank(vectors, a, b, c, want):
+        words = [w for w, _ in analogy(vectors, vocab, a, b, c, k=10)]
+        return words.index(want) if want in words else len(words)
+
+    queen = [rank(v, "king", "man", "woman", "queen") for v, _ in runs.values()]
+    rome = [rank(v, "paris", "france", "italy", "rome") for v, _ in runs.values()]
+    assert queen == [0] * len(ANALOGY_SEEDS), queen
+    assert max(rome) <= 2, rome
+    assert sum(r == 0 for r in rome) >= 2, rome
 
 
 def test_training_is_deterministic():

@@ -108,3 +108,45 @@ def test_glm4_rotates_interleaved_pairs_of_its_first_half():
     hf, _ = apply_rotary_pos_emb(x, x, emb.cos(), emb.sin())
     ours = apply_partial_rope(x, ang.cos(), ang.sin(), pairing=row.pairing)
     torch.testing.assert_close(ours, hf, rtol=1e-6, atol=1e-6)
+
+
+# --- a second source: the released checkpoint's config.json (a public verbatim copy) -------------
+# The rows are transformers' *defaults* (the first source, checked above). Where a released
+# config.json copy was found, the fields it shares with the row are compared; a field where the
+# checkpoint overrides the default is listed in ``overrides`` with both values, so that the row's
+# docstring ("a checkpoint may override a default") is checked rather than assumed.
+RELEASED = {
+    "SmolLM3": {
+        "url": "https://github.com/fetchwiki/HuggingFaceTB-SmolLM3-3B/blob/24f7882f92998ee0e691d105ade637afc3e5171f/config.json",
+        "config": {
+            "num_hidden_layers": 36, "hidden_size": 2048, "num_attention_heads": 16,
+            "vocab_size": 128256, "no_rope_layer_interval": 4, "sliding_window": None,
+            "no_rope_layers": [1, 1, 1, 0] * 9, "layer_types": ["full_attention"] * 36,
+            "rope_theta": 5000000.0, "max_position_embeddings": 65536,
+        },
+        # field: (transformers' default in the row, the released SmolLM3-3B value)
+        "overrides": {"rope_theta": (2000000.0, 5000000.0), "max_position_embeddings": (32768, 65536)},
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(RELEASED))
+def test_row_agrees_with_the_released_config_json(name):
+    row, released = MODELS[name], RELEASED[name]
+    cfg, overrides = released["config"], released["overrides"]
+    assert row.num_hidden_layers == cfg["num_hidden_layers"]
+    assert row.vocab_size == cfg["vocab_size"]
+    assert row.head_dim == cfg["hidden_size"] // cfg["num_attention_heads"]
+    assert row.no_rope_interval == cfg["no_rope_layer_interval"]
+    assert row.sliding_window == cfg["sliding_window"]
+    table = layer_table(name)
+    assert [r["kind"] for r in table] == cfg["layer_types"]
+    assert [int(r["rope"] is not None) for r in table] == cfg["no_rope_layers"]
+    values = {"rope_theta": row.rope["all"]["rope_theta"],
+              "max_position_embeddings": row.max_position_embeddings}  # fmt: skip
+    for field_name, value in values.items():
+        if field_name in overrides:
+            default, released_value = overrides[field_name]
+            assert value == default and cfg[field_name] == released_value != default
+        else:
+            assert value == cfg[field_name]

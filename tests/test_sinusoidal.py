@@ -237,3 +237,53 @@ def test_relative_rotation_errors():
         relative_rotation(1, 5)
     with pytest.raises(ValueError, match="base"):
         relative_rotation(1, 8, base=0)
+
+
+# ---------------------------------------------------------------- found by make mutation (docs/mutation.md)
+
+
+@pytest.mark.parametrize("fn", [sinusoidal_pe, sinusoidal_pe_concat])
+def test_errors_name_the_argument_exactly(fn):
+    # r"\bname\b": the message names the argument itself, not a longer word that contains it
+    with pytest.raises(ValueError, match=r"\bd_model\b"):
+        fn(10, 7)
+    with pytest.raises(ValueError, match=r"\bmax_len\b"):
+        fn(0, 8)
+    with pytest.raises(ValueError, match=r"\bbase\b"):
+        fn(10, 8, base=0.0)
+    with pytest.raises(ValueError, match=r"\bd_model\b"):
+        sinusoidal_frequencies(7)
+    with pytest.raises(ValueError, match=r"\bbase\b"):
+        sinusoidal_frequencies(8, base=-1.0)
+    with pytest.raises(TypeError, match=r"\bk\b"):
+        relative_rotation(1.5, 8)
+
+
+@pytest.mark.parametrize("fn", [sinusoidal_pe, sinusoidal_pe_concat])
+def test_sizes_that_cannot_fit_are_refused_naming_the_arguments(fn):
+    with pytest.raises(ValueError, match=r"^max_len=1000000000000, d_model=1000000: the result"):
+        fn(10**12, 10**6)
+
+
+def test_every_function_works_on_the_meta_device():
+    # nothing may be made on the CPU behind the caller's back: the device reaches every tensor
+    meta = torch.device("meta")
+    assert sinusoidal_frequencies(8, device="meta").device == meta
+    for fn in (sinusoidal_pe, sinusoidal_pe_concat):
+        pe = fn(70000, 8, device="meta")  # several row blocks
+        assert pe.device == meta and pe.shape == (70000, 8) and pe.dtype == torch.float32
+    rotation = relative_rotation(3, 8, device="meta")
+    assert rotation.device == meta and rotation.shape == (8, 8)
+
+
+def test_concat_rows_past_the_block_size():
+    # 2^18 pairs per block: d_model = 8 (4 pairs a row) gives blocks of 65,536 rows; every row
+    # past the first block holds its own position p (a block restarting at p = 0 fails here)
+    max_len, h = 65_536 + 200, 4
+    pe = sinusoidal_pe_concat(max_len, 2 * h)
+    i = torch.arange(h, dtype=torch.float64)
+    angles = torch.arange(max_len, dtype=torch.float64)[:, None] * torch.exp(
+        -math.log(10000.0) * i / (h - 1)
+    )
+    expected = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1).to(torch.float32)
+    assert torch.equal(pe, expected)

@@ -352,3 +352,35 @@ def test_direct_path_ranks_bad_input():
         direct_path_ranks(E, torch.tensor([0]), norm_weight=torch.ones(4))
     with pytest.raises(ValueError, match="eps"):
         direct_path_ranks(E, torch.tensor([0]), eps=0.0)
+
+
+# --- DECODER_CONFIGS against a second source: copies of the released config.json files ------------
+# The first source is the model's own config.json on the Hugging Face Hub (each row's ``source``);
+# these are public verbatim copies of those files, read with the search tool, so a typo in the table
+# fails here and not only in chapter 4's saved outputs.
+_LLM_PROF = "https://github.com/citsjtu2020/LLM-Prof/blob/8434c8d19c396b2f95d92a67845a7c0a0e0dd512/sglang/Model_Config.md"
+_THUNDER = (
+    "https://github.com/kevinstephano/thunder_model_blocks/blob/main/hf_llama/llama_config.py"
+)
+_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+         "num_attention_heads", "num_key_value_heads", "tie_word_embeddings")  # fmt: skip
+RELEASED_DECODER_CONFIGS = {
+    # name: (the copy's URL, which released file it copies, its values in the order of _KEYS)
+    "Llama-3.2-1B": (_THUNDER, "Llama-3.2-1B-Instruct (same body)", (128256, 2048, 8192, 16, 32, 8, True)),
+    "Llama-3.2-3B": (_LLM_PROF, "Llama-3.2-3B", (128256, 3072, 8192, 28, 24, 8, True)),
+    "Qwen2.5-3B": (_LLM_PROF, "Qwen2.5-3B", (151936, 2048, 11008, 36, 16, 2, True)),
+    "Qwen2.5-7B": (_LLM_PROF, "Qwen2.5-7B", (152064, 3584, 18944, 28, 28, 4, False)),
+    # Llama 3.1 8B keeps Llama 3 8B's body (only its RoPE scaling and context changed)
+    "Llama-3-8B": (_LLM_PROF, "Llama-3.1-8B (same body)", (128256, 4096, 14336, 32, 32, 8, False)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(RELEASED_DECODER_CONFIGS))
+def test_decoder_configs_equal_the_released_config_json(name: str) -> None:
+    from lib.tiny_lm import DECODER_CONFIGS
+
+    _url, _file, values = RELEASED_DECODER_CONFIGS[name]
+    row = DECODER_CONFIGS[name]
+    assert {k: row[k] for k in _KEYS} == dict(zip(_KEYS, values, strict=True))  # type: ignore[literal-required]
+    # Llama has no q/k/v biases, Qwen2.5 has them (the released modeling code; no config field)
+    assert row["attention_bias"] is name.startswith("Qwen")
