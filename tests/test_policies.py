@@ -624,3 +624,15 @@ def test_every_position_scheme_of_the_lab_has_a_style():
 
     missing = sorted(set(POSITION_SCHEMES) - set(SCHEME_STYLE))
     assert not missing, f"no style in lib/viz/lab.py for {missing}"
+
+
+def test_references_bib_lists_each_arxiv_paper_once():
+    """Two keys for one paper print it twice in the bibliography (deepseek2024v2 had a twin)."""
+    text = (ROOT / "references.bib").read_text()
+    owners: dict[str, list[str]] = {}
+    for entry in re.split(r"(?m)^(?=@)", text)[1:]:
+        key = re.match(r"@\w+\{([^,]+),", entry).group(1).strip()
+        for arxiv_id in set(re.findall(r"(?<![\d.])(\d{4}\.\d{4,5})(?!\d)", entry)):
+            owners.setdefault(arxiv_id, []).append(key)
+    twins = {arxiv_id: keys for arxiv_id, keys in owners.items() if len(keys) > 1}
+    assert not twins, f"one arXiv paper under several keys: {twins}"
