@@ -26,7 +26,7 @@ NARROW_WIDTH = 560
 # Each stacked panel's plot area: as tall as before, but never shorter than this (px).
 MIN_PANEL_HEIGHT = 220
 # Between two stacked panels: the upper one's tick labels and axis title, the lower one's title.
-PANEL_GAP = 90
+PANEL_GAP = 150
 # plotly's default margins (layout.margin), used when the figure sets none.
 _DEFAULT_MARGIN = {"t": 100, "b": 80}
 _AXIS = re.compile(r"^([xy])axis(\d*)$")

@@ -189,6 +189,7 @@
     var narrow = 560;
     if (div.dataset.narrow) narrow = JSON.parse(div.dataset.narrow).below;
     if (!(width > 0 && width < narrow)) return;
+    div.dataset.fitted = "1";
     var base = (layout.font && layout.font.size) || 12;
     var chars = function (px, size) {
       return Math.floor(px / ((size || base) * GLYPH_EM));
@@ -205,18 +206,35 @@
     }
     if (titleText(layout.title)) {
       fitTitle(layout, "title", width - 20, titleSize);
-      if (typeof layout.title === "object") layout.title.automargin = true;
+      // A title of several lines grows down from the top of the figure, and the plot makes room.
+      Object.assign(layout.title, { automargin: true, yref: "paper", y: 1, yanchor: "bottom" });
+      // Clear of the subplot titles and notes that sit on the plot area's top edge.
+      var onTop = (layout.annotations || []).some(function (a) {
+        return a && a.yref === "paper" && a.y >= 0.99;
+      });
+      if (onTop) layout.title.pad = Object.assign({}, layout.title.pad, { b: 34 });
     }
+    // A legend beside the plot leaves it a sliver of a phone's width: it goes below the plot,
+    // its entries side by side, each name broken to fit.
+    var legend = layout.legend || {};
+    if (layout.showlegend !== false && legend.orientation !== "h") {
+      layout.legend = Object.assign({}, legend, {
+        orientation: "h", x: 0, xanchor: "left", y: -0.3, yanchor: "top",
+      });
+    }
+    (fig.data || []).forEach(function (trace) {
+      if (typeof trace.name === "string") trace.name = wrapText(trace.name, chars(width - 60));
+    });
     Object.keys(layout).forEach(function (key) {
       var axis = layout[key];
       if (!axis || typeof axis !== "object" || !titleText(axis.title)) return;
       var size = (axis.title.font && axis.title.font.size) || base;
+      axis.automargin = true;
+      var d = axis.domain || [0, 1];
       if (/^xaxis\d*$/.test(key)) {
-        var d = axis.domain || [0, 1];
         fitTitle(axis, "title", Math.max(plotW * (d[1] - d[0]), 120), size);
       } else if (/^yaxis\d*$/.test(key)) {
-        var e = axis.domain || [0, 1];
-        fitTitle(axis, "title", Math.max(plotH * (e[1] - e[0]), 120), size);
+        fitTitle(axis, "title", Math.max(plotH * (d[1] - d[0]), 100), size);
       }
     });
     (layout.annotations || []).forEach(function (a) {
@@ -243,6 +261,54 @@
     });
     (fig.frames || []).forEach(function (f) {
       if (f.layout && titleText(f.layout.title)) fitTitle(f.layout, "title", width - 20, titleSize);
+    });
+  }
+
+  // After the first draw on a narrow column: any title, axis title or note still wider than the
+  // figure (the plot area is narrower than estimated: a legend or colour bar beside it) is broken
+  // again to the width it was found to need, in one relayout; twice at most.
+  function textPath(el) {
+    var g = el.closest("g.annotation");
+    if (g) return "annotations[" + g.getAttribute("data-index") + "].text";
+    if (el.closest("g.g-gtitle")) return "title.text";
+    var m = /^([xy])(\d*)title$/.exec(el.getAttribute("class") || "");
+    return m ? m[1] + "axis" + m[2] + ".title.text" : null;
+  }
+
+  function getPath(obj, path) {
+    var keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+    for (var i = 0; i < keys.length && obj; i++) obj = obj[keys[i]];
+    return obj;
+  }
+
+  function refitTexts(div, tries) {
+    if (!div.dataset.fitted || tries <= 0) return null;
+    var box = div.getBoundingClientRect();
+    var update = {};
+    div.querySelectorAll("g.g-gtitle text, g.annotation text, text[class$='title']").forEach(function (el) {
+      var path = textPath(el);
+      var text = path && getPath(div.layout, path);
+      if (typeof text !== "string") return;
+      var r = el.getBoundingClientRect();
+      var vertical = /^y\d*title$/.test(el.getAttribute("class") || "");
+      var size = vertical ? r.height : r.width;
+      var room = vertical ? box.height - 20 : box.width - 12;
+      var over = vertical ? (r.top < box.top - 1 || r.bottom > box.bottom + 1)
+        : (r.left < box.left - 1 || r.right > box.right + 1);
+      if (!over || size <= 0) return;
+      var longest = Math.max.apply(null, text.split(/<br\s*\/?>/i).map(function (l) {
+        return l.replace(/<[^>]*>/g, "").length;
+      }));
+      var chars = Math.floor((longest * Math.min(room, size)) / size * 0.9);
+      var plain = text.replace(/<br\s*\/?>/gi, " ");
+      var wrapped = wrapText(plain, Math.max(chars, 8));
+      if (wrapped === text) return;
+      update[path] = wrapped;
+      if (vertical) update[path.replace(".title.text", ".automargin")] = true;
+    });
+    if (!Object.keys(update).length) return null;
+    return Plotly.relayout(div, update).then(function () {
+      return refitTexts(div, tries - 1);
     });
   }
 
@@ -344,6 +410,8 @@
       // this then adds once (so a measured figure is not moved up twice).
       var menus = (layout.updatemenus || []).length;
       return menus > 1 && !window.bookplotMeasuring ? separateMenus(div, 3) : null;
+    }).then(function () {
+      return refitTexts(div, 2);
     }).then(function () {
       delete div.dataset.drawing;
       div.dataset.drawn = "1";

@@ -86,8 +86,15 @@ FIGURE_FIT = """() => {
                       `${Math.round(r.right - box.left)} of ${Math.round(box.width)} px)`);
       }
     }
-    // Titles and notes that overlap one another (the legend may sit over the plot area).
-    const labels = rects.filter((x, i) => !texts[i].matches('g.legend'));
+    // Titles and notes that overlap one another. Not the legend (it may sit over the plot area),
+    // nor labels placed on the data (x/y references): those belong to the plot's own drawing.
+    const onData = (el) => {
+      const g = el.closest('g.annotation');
+      const a = g && (div.layout.annotations || [])[Number(g.getAttribute('data-index'))];
+      const ref = (r) => !r || r === 'paper' || /domain$/.test(r);
+      return Boolean(a) && !(ref(a.xref) && ref(a.yref));
+    };
+    const labels = rects.filter((x, i) => !texts[i].matches('g.legend') && !onData(texts[i]));
     for (let i = 0; i < labels.length; i++) {
       for (let j = i + 1; j < labels.length; j++) {
         const a = labels[i].r, b = labels[j].r;
