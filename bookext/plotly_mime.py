@@ -283,10 +283,14 @@ _MEASURE_JS = """async () => {
   const out = {};
   for (const div of document.querySelectorAll(".bookplot-graph")) {
     div.scrollIntoView({block: "center"});
+    // A figure not drawn within 30 s keeps no margins (drawn twice, as before), rather than
+    // holding the build for ever (a build on a loaded machine waited here for 30 minutes).
     await new Promise((resolve) => {
       if (div.dataset.drawn) resolve();
       else div.addEventListener("bookplot:drawn", resolve, {once: true});
+      setTimeout(resolve, 30000);
     });
+    if (!div.dataset.drawn || !div._fullLayout) continue;
     const z = div._fullLayout._size;
     out[div.id] = [div.clientWidth, z.l, z.r, z.t, z.b].map(Math.round);
   }
