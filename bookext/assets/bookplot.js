@@ -292,8 +292,10 @@
       var r = el.getBoundingClientRect();
       var vertical = /^y\d*title$/.test(el.getAttribute("class") || "");
       var size = vertical ? r.height : r.width;
-      var room = vertical ? box.height - 20 : box.width - 12;
-      var over = vertical ? (r.top < box.top - 1 || r.bottom > box.bottom + 1)
+      // A y title fits its plot area's height; other texts fit the figure's width.
+      var plotH = div._fullLayout && div._fullLayout._size ? div._fullLayout._size.h : box.height;
+      var room = vertical ? plotH : box.width - 12;
+      var over = vertical ? size > room + 2
         : (r.left < box.left - 1 || r.right > box.right + 1);
       if (!over || size <= 0) return;
       var longest = Math.max.apply(null, text.split(/<br\s*\/?>/i).map(function (l) {
