@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,8 @@ class DropConfigDump(logging.Filter):
         self.prefix = prefix
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        # The version is printed in bold (sphinx.util.console.bold): colour codes go first.
+        message = re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage())
         return not (message.startswith(self.prefix) and "ParserConfig(" in message)
 
 

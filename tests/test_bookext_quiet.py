@@ -45,5 +45,8 @@ def test_the_parser_configuration_dumps_are_dropped_and_other_records_kept():
 
         assert not f.filter(record(f"{prefix}9.9: MdParserConfig(commonmark_only=False)"))
         assert not f.filter(record(f"{prefix}9.9: NbParserConfig(custom_formats={{}})"))
+        # As Sphinx logs it with colours on: the version in bold.
+        bold = f"\x1b[01m{prefix}9.9:\x1b[39;49;00m MdParserConfig(gfm_only=False)"
+        assert not f.filter(record(bold))
         assert f.filter(record(f"{prefix}9.9 loaded"))
         assert f.filter(record("Executing notebook using local CWD"))
