@@ -33,6 +33,8 @@ from typing import Any, ClassVar
 from docutils import nodes
 from sphinx.util import logging
 
+from bookext.narrow import NARROW_WIDTH, stacked_update
+
 LOGGER = logging.getLogger(__name__)
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
@@ -136,6 +138,11 @@ def figure_html(figure: dict, div_id: str) -> str:
     keys = keyboard_summary(figure.get("layout", {}))
     keys_json = "" if keys is None else json.dumps(keys, separators=(",", ":"), ensure_ascii=False)
     keys_attr = f' data-keys="{html.escape(keys_json)}"' if keys_json else ""
+    # Side-by-side panels stack on a narrow column (bookext/narrow.py, applied by bookplot.js).
+    stacked = stacked_update(figure)
+    if stacked is not None:
+        stacked = {"below": NARROW_WIDTH, **compact_numbers(stacked)}
+        keys_attr += f' data-narrow="{html.escape(json.dumps(stacked, separators=(",", ":")))}"'
     # Inside <script>, "</" would end the element early; "<\/" is the same string to JSON.
     payload = payload.replace("</", "<\\/")
     parts = [
@@ -276,10 +283,14 @@ _MEASURE_JS = """async () => {
   const out = {};
   for (const div of document.querySelectorAll(".bookplot-graph")) {
     div.scrollIntoView({block: "center"});
+    // A figure not drawn within 30 s keeps no margins (drawn twice, as before), rather than
+    // holding the build for ever (a build on a loaded machine waited here for 30 minutes).
     await new Promise((resolve) => {
       if (div.dataset.drawn) resolve();
       else div.addEventListener("bookplot:drawn", resolve, {once: true});
+      setTimeout(resolve, 30000);
     });
+    if (!div.dataset.drawn || !div._fullLayout) continue;
     const z = div._fullLayout._size;
     out[div.id] = [div.clientWidth, z.l, z.r, z.t, z.b].map(Math.round);
   }

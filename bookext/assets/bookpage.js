@@ -1,4 +1,5 @@
-// Every page (bookext.theme_options): the drawers' buttons, and the skipped sections' heights.
+// Every page (bookext.theme_options): the drawers' buttons, the skipped sections' heights, and
+// what Live Code says when it cannot start.
 //
 // 1. The chapter list (☰) and the page contents buttons on every screen size.
 // pydata-sphinx-theme 0.17 writes a ☰ of its own in the top navbar (class primary-toggle), which
@@ -57,10 +58,92 @@
     }
   }
 
+  // 3. Live Code (sphinx-thebe, launch_buttons.thebe in _config.yml). Its button loads Thebe from
+  // unpkg.com, then asks mybinder.org for a kernel. Offline (or with unpkg.com blocked) the script
+  // fails to load and sphinx-thebe says nothing: the button kept "Loading thebe from CDN..." for
+  // ever. Here a failed load says what happened and what still works, and the button tries again;
+  // a load still pending after LIVE_CODE_PATIENCE ms says it is waiting on the network.
+  var LIVE_CODE_PATIENCE = 20000;
+  var THEBE_SRC = /\/thebe@[^/]+\/lib\/index\.js$/;
+  var liveCodeTimer = null;
+
+  function liveCodeNote(text, state) {
+    var button = document.querySelector(".thebe-launch-button");
+    var note = document.getElementById("bookthebe-status");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "bookthebe-status";
+      note.className = "bookthebe-status";
+      note.setAttribute("role", "status");
+      var anchor = button || document.querySelector(".bd-article section h1");
+      if (!anchor) return;
+      anchor.insertAdjacentElement("afterend", note);
+    }
+    note.dataset.state = state;
+    note.textContent = text;
+    if (button && state === "failed") {
+      button.textContent = "Live Code could not start: try again";
+      button.onclick = function () {
+        if (typeof window.initThebeSBT === "function") window.initThebeSBT();
+        else if (typeof window.initThebe === "function") window.initThebe();
+      };
+    }
+  }
+
+  function watchLiveCode() {
+    // A failed <script> fires "error" on itself only: caught here, in the capture phase.
+    window.addEventListener(
+      "error",
+      function (event) {
+        var el = event.target;
+        if (!el || el.tagName !== "SCRIPT" || !THEBE_SRC.test(el.src || "")) return;
+        clearTimeout(liveCodeTimer);
+        var host = new URL(el.src).host;
+        liveCodeNote(
+          "Live Code needs an internet connection: it loads Thebe from " + host +
+            " and runs the code on mybinder.org, and " + host + " could not be reached" +
+            (navigator.onLine === false ? " (this browser is offline)" : "") +
+            ". Everything else on this page, figures and sliders included, works without it. " +
+            "To run the code, download the notebook (the download button at the top of the " +
+            "page) and open it in Jupyter, or use the Binder or Colab button once online.",
+          "failed"
+        );
+      },
+      true
+    );
+    // Each click on a Live Code button (the launch menu's, or ours after a failure) starts the
+    // patience timer; a Thebe that has loaded by then cancels it.
+    document.addEventListener(
+      "click",
+      function (event) {
+        var t = event.target.closest && event.target.closest(".btn-launch-thebe, .thebe-launch-button");
+        if (!t || typeof window.thebelab !== "undefined") return;
+        clearTimeout(liveCodeTimer);
+        var patience = Number(window.bookLiveCodePatience) || LIVE_CODE_PATIENCE;
+        var note = document.getElementById("bookthebe-status");
+        if (note) {
+          note.dataset.state = "loading";
+          note.textContent = "Trying again to load Live Code (Thebe) from unpkg.com...";
+        }
+        liveCodeTimer = setTimeout(function () {
+          if (typeof window.thebelab !== "undefined") return;
+          liveCodeNote(
+            "Live Code is still loading Thebe from unpkg.com after " + patience / 1000 +
+              " s: the network is slow or blocks it. It keeps trying; everything else on this " +
+              "page works without it.",
+            "slow"
+          );
+        }, patience);
+      },
+      true
+    );
+  }
+
   function setup() {
     sizeSections();
     forward(".primary-toggle");
     forward(".secondary-toggle");
+    if (document.querySelector('script[type="text/x-thebe-config"]')) watchLiveCode();
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup);
   else setup();

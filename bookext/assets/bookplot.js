@@ -122,6 +122,198 @@
     });
   }
 
+  // Side-by-side panels on a narrow column (a phone): bookext/narrow.py computed at build time how
+  // the figure looks with its panels stacked (data-narrow: the column width below which it
+  // applies, the stacked height, and relayout-style updates of the layout and of traces); start()
+  // reserved that height, and this applies the updates before the first draw.
+  // The text column's width, read once on the page's outermost section (never skipped, so this
+  // forces no layout of skipped sections): every figure fills that column.
+  function columnWidth() {
+    var section = document.querySelector(".bd-article section");
+    return section ? section.clientWidth : document.documentElement.clientWidth;
+  }
+
+  function reserveStacked(div, width) {
+    if (!div.dataset.narrow) return;
+    var plan = JSON.parse(div.dataset.narrow);
+    if (!(width > 0 && width < plan.below)) return;
+    div.dataset.stacked = "1";
+    div.style.height = plan.height + "px";
+  }
+
+  function stackPanels(div, fig, layout) {
+    if (!div.dataset.stacked) return;
+    var plan = JSON.parse(div.dataset.narrow);
+    Object.keys(plan.layout).forEach(function (key) {
+      setPath(layout, key, plan.layout[key]);
+    });
+    Object.keys(plan.data || {}).forEach(function (t) {
+      var trace = (fig.data || [])[Number(t)];
+      if (!trace) return;
+      Object.keys(plan.data[t]).forEach(function (key) {
+        setPath(trace, key, plan.data[t][key]);
+      });
+    });
+  }
+
+  // On a narrow column (a phone) plotly does not wrap text: a long title, axis title or note ran
+  // past the figure's edge. Each is broken into lines at spaces to fit the width it has (an
+  // average glyph is ~0.55 em), and titles a slider or button sets later are broken alike.
+  var GLYPH_EM = 0.55;
+
+  function wrapText(text, chars) {
+    if (typeof text !== "string" || chars < 8) return text;
+    return text.split(/<br\s*\/?>/i).map(function (line) {
+      if (line.replace(/<[^>]*>/g, "").length <= chars) return line;
+      var out = [], cur = "";
+      line.split(" ").forEach(function (word) {
+        var plain = (cur + " " + word).replace(/<[^>]*>/g, "").trim();
+        if (cur && plain.length > chars) {
+          out.push(cur);
+          cur = word;
+        } else {
+          cur = cur ? cur + " " + word : word;
+        }
+      });
+      if (cur) out.push(cur);
+      return out.join("<br>");
+    }).join("<br>");
+  }
+
+  function titleText(t) {
+    return typeof t === "string" ? t : t && t.text;
+  }
+
+  function fitTexts(div, fig, layout) {
+    var width = div.clientWidth || columnWidth();
+    var narrow = 560;
+    if (div.dataset.narrow) narrow = JSON.parse(div.dataset.narrow).below;
+    if (!(width > 0 && width < narrow)) return;
+    div.dataset.fitted = "1";
+    var base = (layout.font && layout.font.size) || 12;
+    var chars = function (px, size) {
+      return Math.floor(px / ((size || base) * GLYPH_EM));
+    };
+    var margin = layout.margin || {};
+    var plotW = width - (margin.l === undefined ? 80 : margin.l) - (margin.r === undefined ? 80 : margin.r);
+    var plotH = (layout.height || 450) - (margin.t === undefined ? 100 : margin.t) -
+      (margin.b === undefined ? 80 : margin.b);
+    var titleSize = (layout.title && layout.title.font && layout.title.font.size) || base * 1.4;
+    function fitTitle(obj, key, px, size) {
+      var t = obj[key];
+      if (typeof t === "string") obj[key] = { text: wrapText(t, chars(px, size)) };
+      else if (t && typeof t.text === "string") t.text = wrapText(t.text, chars(px, size));
+    }
+    if (titleText(layout.title)) {
+      fitTitle(layout, "title", width - 20, titleSize);
+      // A title of several lines grows down from the top of the figure, and the plot makes room.
+      Object.assign(layout.title, { automargin: true, yref: "paper", y: 1, yanchor: "bottom" });
+      // Clear of the subplot titles and notes that sit on the plot area's top edge.
+      var onTop = (layout.annotations || []).some(function (a) {
+        return a && a.yref === "paper" && a.y >= 0.99;
+      });
+      if (onTop) layout.title.pad = Object.assign({}, layout.title.pad, { b: 34 });
+    }
+    // A legend beside the plot leaves it a sliver of a phone's width: it goes below the plot,
+    // its entries side by side, each name broken to fit.
+    var legend = layout.legend || {};
+    if (layout.showlegend !== false && legend.orientation !== "h") {
+      layout.legend = Object.assign({}, legend, {
+        orientation: "h", x: 0, xanchor: "left", y: -0.3, yanchor: "top",
+      });
+    }
+    (fig.data || []).forEach(function (trace) {
+      if (typeof trace.name === "string") trace.name = wrapText(trace.name, chars(width - 60));
+    });
+    Object.keys(layout).forEach(function (key) {
+      var axis = layout[key];
+      if (!axis || typeof axis !== "object" || !titleText(axis.title)) return;
+      var size = (axis.title.font && axis.title.font.size) || base;
+      axis.automargin = true;
+      var d = axis.domain || [0, 1];
+      if (/^xaxis\d*$/.test(key)) {
+        fitTitle(axis, "title", Math.max(plotW * (d[1] - d[0]), 120), size);
+      } else if (/^yaxis\d*$/.test(key)) {
+        fitTitle(axis, "title", Math.max(plotH * (d[1] - d[0]), 100), size);
+      }
+    });
+    (layout.annotations || []).forEach(function (a) {
+      if (!a || typeof a.text !== "string") return;
+      var size = (a.font && a.font.size) || base;
+      a.text = wrapText(a.text, chars(width - 30, size));
+    });
+    // Titles that slider steps and buttons set ("title.text", or "title" as a string or object).
+    var controls = [];
+    (layout.sliders || []).forEach(function (sl) {
+      controls = controls.concat(sl.steps || []);
+    });
+    (layout.updatemenus || []).forEach(function (m) {
+      controls = controls.concat(m.buttons || []);
+    });
+    controls.forEach(function (c) {
+      (c.args || []).forEach(function (arg) {
+        if (!arg || typeof arg !== "object" || Array.isArray(arg)) return;
+        if (typeof arg["title.text"] === "string") {
+          arg["title.text"] = wrapText(arg["title.text"], chars(width - 20, titleSize));
+        }
+        if (arg.title !== undefined && titleText(arg.title)) fitTitle(arg, "title", width - 20, titleSize);
+      });
+    });
+    (fig.frames || []).forEach(function (f) {
+      if (f.layout && titleText(f.layout.title)) fitTitle(f.layout, "title", width - 20, titleSize);
+    });
+  }
+
+  // After the first draw on a narrow column: any title, axis title or note still wider than the
+  // figure (the plot area is narrower than estimated: a legend or colour bar beside it) is broken
+  // again to the width it was found to need, in one relayout; twice at most.
+  function textPath(el) {
+    var g = el.closest("g.annotation");
+    if (g) return "annotations[" + g.getAttribute("data-index") + "].text";
+    if (el.closest("g.g-gtitle")) return "title.text";
+    var m = /^([xy])(\d*)title$/.exec(el.getAttribute("class") || "");
+    return m ? m[1] + "axis" + m[2] + ".title.text" : null;
+  }
+
+  function getPath(obj, path) {
+    var keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+    for (var i = 0; i < keys.length && obj; i++) obj = obj[keys[i]];
+    return obj;
+  }
+
+  function refitTexts(div, tries) {
+    if (!div.dataset.fitted || tries <= 0) return null;
+    var box = div.getBoundingClientRect();
+    var update = {};
+    div.querySelectorAll("g.g-gtitle text, g.annotation text, text[class$='title']").forEach(function (el) {
+      var path = textPath(el);
+      var text = path && getPath(div.layout, path);
+      if (typeof text !== "string") return;
+      var r = el.getBoundingClientRect();
+      var vertical = /^y\d*title$/.test(el.getAttribute("class") || "");
+      var size = vertical ? r.height : r.width;
+      // A y title fits its plot area's height; other texts fit the figure's width.
+      var plotH = div._fullLayout && div._fullLayout._size ? div._fullLayout._size.h : box.height;
+      var room = vertical ? plotH : box.width - 12;
+      var over = vertical ? size > room + 2
+        : (r.left < box.left - 1 || r.right > box.right + 1);
+      if (!over || size <= 0) return;
+      var longest = Math.max.apply(null, text.split(/<br\s*\/?>/i).map(function (l) {
+        return l.replace(/<[^>]*>/g, "").length;
+      }));
+      var chars = Math.floor((longest * Math.min(room, size)) / size * 0.9);
+      var plain = text.replace(/<br\s*\/?>/gi, " ");
+      var wrapped = wrapText(plain, Math.max(chars, 8));
+      if (wrapped === text) return;
+      update[path] = wrapped;
+      if (vertical) update[path.replace(".title.text", ".automargin")] = true;
+    });
+    if (!Object.keys(update).length) return null;
+    return Plotly.relayout(div, update).then(function () {
+      return refitTexts(div, tries - 1);
+    });
+  }
+
   // A figure's menus (layout.updatemenus) side by side can collide: ch12's row of buttons at the
   // left and its dropdown at the right of one line overlap in a ~690 px column. Each menu that
   // overlaps an earlier one moves to a line of its own above it (the top margin grows by that
@@ -182,6 +374,8 @@
     // Without an explicit height an autosized plot would shrink to its container's minimum.
     if (!layout.height) layout.height = 450;
     presetMargins(div, layout);
+    stackPanels(div, fig, layout);
+    fitTexts(div, fig, layout);
     // plotly's default for a linear axis, ticklabeloverflow "hide past div", measures every tick
     // label's box (a forced layout each) to hide labels that would stick out of the figure; with
     // automargin none ever does here (checked on every chapter at 800, 1280 and 1920 px), so the
@@ -218,6 +412,8 @@
       // this then adds once (so a measured figure is not moved up twice).
       var menus = (layout.updatemenus || []).length;
       return menus > 1 && !window.bookplotMeasuring ? separateMenus(div, 3) : null;
+    }).then(function () {
+      return refitTexts(div, 2);
     }).then(function () {
       delete div.dataset.drawing;
       div.dataset.drawn = "1";
@@ -300,6 +496,11 @@
   function start() {
     var divs = Array.prototype.slice.call(document.querySelectorAll(".bookplot-graph"));
     if (!divs.length) return;
+    // Before anything is drawn or measured: stacked figures reserve their stacked height.
+    var width = columnWidth();
+    divs.forEach(function (div) {
+      reserveStacked(div, width);
+    });
     // Start loading plotly.js once DOMContentLoaded has fired, not here: this runs among the
     // page's deferred scripts, and requested now its download and compile competed with them and
     // DOMContentLoaded came 35-75 ms later on ch8, ch9 and ch11 (bench A/B, 2 cores, medians of
