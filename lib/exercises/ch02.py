@@ -1,8 +1,19 @@
-"""Checkers for chapter 2, "One-hot and static embeddings"."""
+"""Checkers for chapter 2, "One-hot and static embeddings".
+
+- ``ch02-sgns-grad``: the gradient of the skip-gram negative-sampling loss, in closed form.
+- ``ch02-cosmul``: 3CosMul analogies (Levy & Goldberg 2014).
+- ``ch02-window``: the smallest window (across sentences) whose PPMI + SVD share falls below 0.5.
+- ``ch02-cbow-hidden``: CBOW's hidden vector, the mean of the context rows.
+- ``ch02-glove-window-predict`` then ``ch02-glove-window-measure``: predict, before measuring,
+  whether GloVe's word table W becomes a better or worse substitute table when the windows stop at
+  sentence ends (as glove.c's do at each line end), then measure it over three seeds; the checker
+  records the prediction first and compares it with the measurement (Pennington et al. 2014).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -332,3 +343,171 @@ def check_cbow_hidden(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
             "h must average only the real context words: ids of -1 are padding, and the "
             "divisor is the number of real context words of that example, not the width C"
         )
+
+
+# --- 5. GloVe's window at sentence ends: predict, then measure ----------------------------------
+
+#: The three outcomes a prediction names for the share of W with windows that stop at sentence
+#: ends, against windows that run across them: every seed higher, every seed lower, or the two
+#: ranges over the seeds overlapping.
+GLOVE_WINDOW_OUTCOMES = ("up", "down", "same")
+#: The measurement's settings: the chapter's GloVe fit (window 5, x_max 10) with these seeds.
+GLOVE_WINDOW_SEEDS = 3
+
+#: The prediction log: the last prediction recorded before the first measurement, and whether a
+#: measurement has been checked. Module state on purpose: it lives as long as the reader's kernel.
+_GLOVE_LOG: dict[str, Any] = {"prediction": None, "measured": False}
+
+
+def _reset_glove_log() -> None:
+    """Forget the recorded prediction and measurement (a fresh kernel; used by the tests)."""
+    _GLOVE_LOG.update(prediction=None, measured=False)
+
+
+def _glove_predict_wrong() -> list[object]:
+    _reset_glove_log()  # a kernel that has already measured: a valid prediction now is refused
+    _GLOVE_LOG.update(prediction="up", measured=True)
+    return ["Down", 1, ["down"], "lower", "down"]  # the last: a valid one, after measuring
+
+
+def _glove_predict_right() -> str:
+    _reset_glove_log()  # a fresh kernel: nothing measured yet
+    return "down"
+
+
+@exercise(
+    "ch02-glove-window-predict",
+    chapter=CHAPTER,
+    wrong_answers=_glove_predict_wrong,
+    right_answer=_glove_predict_right,
+)
+def check_glove_window_predict(answer: object) -> None:
+    """Record a prediction for GloVe's W with windows that stop at sentence ends.
+
+    Any well-formed prediction is accepted and recorded (a prediction is not right or wrong until
+    it is measured); once a measurement has been checked, a new prediction is refused and the one
+    recorded before it stands.
+
+    Args:
+        answer: ``"up"``, ``"down"`` or ``"same"``: the same-class share of W's 5 nearest
+            neighbours with windows within sentences, against windows across them, is higher in
+            every seed, lower in every seed, or neither (the ranges over the seeds overlap).
+
+    Raises:
+        ExerciseFailed: a malformed prediction, or a prediction made after measuring.
+    """
+    require(
+        isinstance(answer, str) and answer in GLOVE_WINDOW_OUTCOMES,
+        f"answer must be one of {list(GLOVE_WINDOW_OUTCOMES)}, got {answer!r}",
+    )
+    if _GLOVE_LOG["measured"]:
+        raise ExerciseFailed(
+            "you have measured already, so this is no longer a prediction; the one recorded before "
+            f"measuring stands: {_GLOVE_LOG['prediction']!r}. (Restart the kernel to start over.)"
+        )
+    _GLOVE_LOG["prediction"] = answer
+    print(f"Prediction recorded: {answer!r}. Now measure (next cell).")
+
+
+def glove_window_outcome(across: torch.Tensor, within: torch.Tensor) -> str:
+    """``"up"`` if every seed's share within sentences beats every seed's across, ``"down"`` if
+    every one is below, else ``"same"`` (the two ranges overlap)."""
+    if float(within.min()) > float(across.max()):
+        return "up"
+    if float(within.max()) < float(across.min()):
+        return "down"
+    return "same"
+
+
+_GLOVE_MEASURED = ([0.950, 0.956, 0.939], [0.711, 0.639, 0.667])
+
+
+def _glove_measurement(across: list[float], within: list[float]) -> dict[str, torch.Tensor]:
+    """A stand-in measurement for the tests of the measure checker."""
+    return {
+        "across": torch.tensor(across, dtype=torch.float64),
+        "within": torch.tensor(within, dtype=torch.float64),
+    }
+
+
+def _glove_measure_wrong() -> list[object]:
+    answers: list[object] = [
+        0.7,
+        {"across": torch.tensor([0.95, 0.95, 0.94])},
+        _glove_measurement([0.95, 0.96], [0.71, 0.64]),  # two seeds
+        _glove_measurement([0.95, 0.96, 0.94], [0.71, 0.64]),  # unequal seeds
+        _glove_measurement([95.0, 96.0, 94.0], [71.0, 64.0, 67.0]),  # percent, not a share
+        {"across": [0.95, 0.96, 0.94], "within": [0.71, 0.64, 0.67]},  # lists, not tensors
+    ]
+    _reset_glove_log()  # the last wrong answer: a real measurement against a wrong prediction
+    _GLOVE_LOG["prediction"] = "up"
+    return [*answers, _glove_measurement(*_GLOVE_MEASURED)]
+
+
+def _glove_measure_right() -> dict[str, torch.Tensor]:
+    _reset_glove_log()
+    _GLOVE_LOG["prediction"] = "down"
+    return _glove_measurement(*_GLOVE_MEASURED)
+
+
+@exercise(
+    "ch02-glove-window-measure",
+    chapter=CHAPTER,
+    wrong_answers=_glove_measure_wrong,
+    right_answer=_glove_measure_right,
+)
+def check_glove_window_measure(answer: object) -> None:
+    """Compare the measured shares with the prediction recorded before measuring.
+
+    Args:
+        answer: ``{"across": shares, "within": shares}``: the same-class share of the 5 nearest
+            neighbours of GloVe's word table W (:func:`lib.similarity.neighbour_class_share`), one
+            per seed (at least 3, the same seeds for both), with the chapter's fit (window 5,
+            x_max 10) on windows that run across sentence ends and on windows that stop at them.
+
+    Raises:
+        ExerciseFailed: a malformed answer, fewer than 3 seeds, no prediction recorded before
+            measuring, or a measurement that contradicts the prediction.
+
+    Shapes:
+        shares: [seeds]
+    """
+    if not (isinstance(answer, dict) and set(answer.keys()) == {"across", "within"}):
+        raise ExerciseFailed('expected a dict with the keys ["across", "within"]')
+    n_seeds = None
+    for key in ("across", "within"):
+        shares = answer[key]
+        require(
+            isinstance(shares, torch.Tensor) and shares.is_floating_point() and shares.ndim == 1,
+            f"answer[{key!r}] must be the per-seed shares, a 1-D float tensor",
+        )
+        require(
+            bool(((shares >= 0) & (shares <= 1)).all()),
+            f"answer[{key!r}] holds values outside [0, 1]: a share is a fraction, not a percent",
+        )
+        n_seeds = shares.numel() if n_seeds is None else n_seeds
+        require(
+            shares.numel() == n_seeds,
+            f"answer[{key!r}] has {shares.numel()} seeds, the other {n_seeds}: use the same seeds",
+        )
+    require(
+        n_seeds is not None and n_seeds >= GLOVE_WINDOW_SEEDS,
+        f"{n_seeds} seed(s): train with at least {GLOVE_WINDOW_SEEDS} seeds, so the spread shows",
+    )
+    prediction = _GLOVE_LOG["prediction"]
+    _GLOVE_LOG["measured"] = True
+    require(
+        prediction is not None,
+        'no prediction was recorded before this measurement: run check("ch02-glove-window-'
+        'predict", ...) first. (Restart the kernel to start over.)',
+    )
+    across, within = answer["across"], answer["within"]
+    measured = glove_window_outcome(across, within)
+    require(
+        measured == prediction,
+        f"your prediction {prediction!r}, recorded before measuring, is contradicted: across "
+        f"sentences {float(across.min()):.2f}-{float(across.max()):.2f}, within "
+        f"{float(within.min()):.2f}-{float(within.max()):.2f} ({measured!r}). Explain it from "
+        "the corpus: which words does a window of 5 see past a sentence's end, and which does "
+        "it stop seeing? Compare the chapter's PPMI sweep within and across sentences.",
+    )
