@@ -6,9 +6,11 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from bookext.quiet import CONFIG_DUMPS, KERNEL_NOTICE, DropConfigDump, quiet_ipython_dir
 
+ROOT = Path(__file__).resolve().parents[1]
 KERNEL = """
 import sys
 from jupyter_client.manager import start_new_kernel
@@ -50,3 +52,46 @@ def test_the_parser_configuration_dumps_are_dropped_and_other_records_kept():
         assert not f.filter(record(bold))
         assert f.filter(record(f"{prefix}9.9 loaded"))
         assert f.filter(record("Executing notebook using local CWD"))
+
+
+# A book of one executed notebook, built by Sphinx with myst-nb and bookext.quiet, as the book's
+# build runs them. With -q Sphinx prints only warnings and errors; anything else printed is noise
+# a maintainer would have to learn to ignore (a kernel's notice, a dependency's warning).
+CONF = """
+extensions = ["myst_nb", "bookext.quiet"]
+nb_execution_mode = "force"
+exclude_patterns = ["_build"]
+"""
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "id": "md", "metadata": {}, "source": ["# A page"]},
+        {
+            "cell_type": "code", "execution_count": None, "id": "code", "metadata": {},
+            "outputs": [], "source": ["print(6 * 7)"],
+        },
+    ],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}  # fmt: skip
+
+
+def test_a_quiet_build_of_an_executed_notebook_prints_nothing(tmp_path):
+    import json
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(CONF)
+    (src / "index.ipynb").write_text(json.dumps(NOTEBOOK))
+    env = {k: v for k, v in os.environ.items() if k != "IPYTHONDIR"}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(tmp_path / "out")],
+        env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "42" in (tmp_path / "out" / "index.html").read_text()  # the notebook did run
+    noise = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert not noise, f"a quiet build printed {len(noise)} line(s) of noise: {noise[:5]}"
