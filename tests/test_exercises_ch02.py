@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lib.exercises import ExerciseFailed, check
-from lib.exercises import ch02
+from lib.exercises import ExerciseFailed, ch02, check
 
 ACROSS, WITHIN = [0.950, 0.956, 0.939], [0.711, 0.639, 0.667]
 

@@ -142,32 +142,64 @@ def position_ids_figure(
 # --------------------------------------------------------------------------------------------------
 
 
-def _cell_layout(
-    spans: Sequence[SegmentSpan],
-) -> tuple[list[tuple[float, float]], list[tuple[float, str]]]:
-    """Where to draw each token: text in a row, each image/frame as a grid, left to right.
+#: The strip's width in cells before it wraps to a new line: at this width a phone's ~300 px plot
+#: area still gives every cell ~20 px, room for its two-digit ids (a wider strip crowded them).
+STRIP_WIDTH = 14.0
+#: Gaps in cells: between two segments, and between two frames of one video.
+_SEGMENT_GAP, _FRAME_GAP = 0.6, 0.3
 
-    Returns the (x, y) centre of every token's cell and (x, label) of each segment's caption.
+
+def _cell_layout(
+    spans: Sequence[SegmentSpan], width: float = STRIP_WIDTH
+) -> tuple[list[tuple[float, float]], list[tuple[float, float, str]]]:
+    """Where to draw each token: text in a row, each image/frame as a grid, left to right, in lines
+    at most ``width`` cells wide.
+
+    A vision segment that does not fit on the current line starts the next one (it is never split;
+    one wider than ``width`` gets a line of its own); a text segment fills the line and continues
+    on the next. Each line is as tall as its tallest grid, and below it sit the segments' captions.
+
+    Returns the (x, y) centre of every token's cell, in token order, and the (x, y, label) of each
+    segment's caption (one per segment and line).
     """
     centres: list[tuple[float, float]] = []
-    captions: list[tuple[float, str]] = []
-    cursor = 0.0
+    captions: list[tuple[float, float, str]] = []
+    line: list[tuple[float, float, str]] = []  # the current line's captions (x, rows, label)
+    cursor, top = 0.0, 0.0
+
+    def new_line() -> None:
+        nonlocal cursor, top, line
+        rows = max(r for _, r, _ in line)
+        captions.extend((x, top + rows - 1 + 0.75, label) for x, _, label in line)
+        top += rows + 0.9
+        cursor, line = 0.0, []
+
     for span in spans:
-        if span.grid is None:  # text
-            n = span.stop - span.start
-            centres.extend((cursor + k, 0.0) for k in range(n))
-            captions.append((cursor + (n - 1) / 2, "text"))
-            cursor += n + 0.6
+        if span.grid is None:  # text: as many cells as fit on each line
+            left = span.stop - span.start
+            while left:
+                if cursor > 0 and cursor + 1 > width:
+                    new_line()
+                fit = min(left, max(1, math.floor(width - cursor + 1e-9)))
+                centres.extend((cursor + k, top) for k in range(fit))
+                line.append((cursor + (fit - 1) / 2, 1, "text"))
+                cursor += fit + _SEGMENT_GAP
+                left -= fit
             continue
         t, h, w = span.grid
+        extent = t * w + (t - 1) * _FRAME_GAP
+        if cursor > 0 and cursor + extent > width:
+            new_line()
         first = cursor
         for frame in range(t):
             for row in range(h):
                 for col in range(w):
-                    centres.append((cursor + col, float(row)))
-            cursor += w + (0.3 if frame < t - 1 else 0.6)
+                    centres.append((cursor + col, top + row))
+            cursor += w + (_FRAME_GAP if frame < t - 1 else _SEGMENT_GAP)
         label = "image" if span.kind == "image" else f"video, {t} frames"
-        captions.append((first + (cursor - 0.6 - first - 1) / 2, label))
+        line.append((first + (extent - 1) / 2, h, label))
+    if line:
+        new_line()
     return centres, captions
 
 
@@ -201,7 +233,7 @@ def token_map_figure(
         caption, alt: passed to :func:`lib.viz.core.apply_theme`.
 
     Returns:
-        A figure with 3 static legend traces, 1 static text trace (the ids in the cells) and
+        A figure with 1 static text trace (the ids in the cells) and
         ``1 + len(layouts)`` traces per slider step (the highlight and one bar trace per layout).
     """
     spans = segment_spans(segments, spatial_merge_size=spatial_merge_size)
@@ -225,19 +257,21 @@ def token_map_figure(
         kinds[span.start : span.stop] = [span.kind] * (span.stop - span.start)
     centres, captions = _cell_layout(spans)
     n_rows = 1 + len(axes)
+    # the colour key in the first bar panel's title, not a legend: on a phone a legend beside the
+    # slider's title (which wraps to two lines there) lay on top of it
+    key = " · colour: " + " ".join(
+        f'<span style="color:{color}">■ {name}</span>'
+        for name, color in zip(AXIS_NAMES, AXIS_COLORS, strict=True)
+    )
+    strip_bottom = max(y for _, y, _ in captions) + 0.35  # below the last line's captions
+    strip_px = 42 * (strip_bottom + 0.7)  # ~42 px per cell row, so three stacked ids fit
+    bars_px = 150 * len(axes)
     fig = make_subplots(
-        rows=n_rows, cols=1, vertical_spacing=0.09,
-        row_heights=[0.46] + [0.54 / len(axes)] * len(axes),
-        subplot_titles=[""]
-        + [str(name) for name in axes],
+        rows=n_rows, cols=1, vertical_spacing=0.09 * 700 / (strip_px + bars_px),
+        row_heights=[strip_px] + [bars_px / len(axes)] * len(axes),
+        subplot_titles=[""] + [str(name) + (key if r == 0 else "") for r, name in enumerate(axes)],
     )  # fmt: skip
 
-    # static: legend entries for the axis colours
-    for name, color in zip(AXIS_NAMES, AXIS_COLORS, strict=True):
-        fig.add_trace(
-            go.Bar(x=[None], y=[None], name=f"pair uses {name}", marker_color=color),
-            row=2, col=1,
-        )  # fmt: skip
     # static: the cells (shapes) and their ids (one text trace)
     for (x, y), kind in zip(centres, kinds, strict=True):
         fig.add_shape(
@@ -262,10 +296,9 @@ def token_map_figure(
         row=1,
         col=1,
     )
-    max_row = max(c[1] for c in centres)
-    for x, label in captions:
+    for x, y, label in captions:
         fig.add_annotation(
-            x=float(rounded([x])[0]), y=max_row + 0.75, text=label, showarrow=False,
+            x=float(rounded([x])[0]), y=y, text=label, showarrow=False,
             font={"color": _GUIDE, "size": 11}, yanchor="top", row=1, col=1,
         )  # fmt: skip
 
@@ -296,24 +329,25 @@ def token_map_figure(
                 ),
                 row=r, col=1,
             )  # fmt: skip
+        # short enough for one line on a phone (a title wrapped to two lines lay on the strip)
         if kinds[n] == "text":
             titles.append(f"token {n} (text): t = h = w = {ids[0, n]}")
         else:
-            titles.append(
-                f"token {n} ({kinds[n]}): (t, h, w) = ({ids[0, n]}, {ids[1, n]}, {ids[2, n]})"
-            )
+            titles.append(f"token {n} ({kinds[n]}): t {ids[0, n]}, h {ids[1, n]}, w {ids[2, n]}")
     add_step_slider(
-        fig, [str(n) for n in chosen], n_static=3 + 1, per_step=1 + len(axes), prefix="token ",
+        fig, [str(n) for n in chosen], n_static=1, per_step=1 + len(axes), prefix="token ",
         active=active, step_titles=titles, pad_t=40,
     )  # fmt: skip
-    fig.update_layout(title={"x": 0.02, "xanchor": "left"}, barmode="overlay")
+    fig.update_layout(
+        title={"x": 0.02, "xanchor": "left", "font": {"size": 14}}, barmode="overlay"
+    )
     xs = [c[0] for c in centres]
     fig.update_xaxes(
         range=[min(xs) - 0.7, max(xs) + 0.7], showticklabels=False, showgrid=False,
         zeroline=False, row=1, col=1,
     )  # fmt: skip
     fig.update_yaxes(
-        range=[max_row + 0.85, -0.7], showticklabels=False, showgrid=False, zeroline=False,
+        range=[strip_bottom, -0.7], showticklabels=False, showgrid=False, zeroline=False,
         row=1, col=1,
     )  # fmt: skip
     for r in range(2, n_rows + 1):
@@ -323,8 +357,8 @@ def token_map_figure(
             row=r,
             col=1,
         )
-    fig.update_layout(legend={"orientation": "h", "y": 1.06, "x": 0.55})
-    fig = apply_theme(fig, caption=caption, alt=alt, height=360 + 170 * len(axes))
+    fig.update_layout(showlegend=False)
+    fig = apply_theme(fig, caption=caption, alt=alt, height=round(200 + strip_px + bars_px + 60))
     fig.update_layout(margin={"t": 80, "b": 120})
     return fig
 

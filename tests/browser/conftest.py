@@ -80,6 +80,21 @@ def browser():
         browser.close()
 
 
+#: A phone's screen in CSS pixels (an iPhone 12-15 held upright), for the phone tests.
+PHONE = {"width": 390, "height": 844}
+
+
+def phone_context(browser, site_url: str):
+    """A touch browser context at :data:`PHONE` size that lets only the local site's requests
+    through (a phone reader of the static site, offline)."""
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    local = site_url.split("//", 1)[1]
+    context.route(
+        "**/*", lambda r: r.continue_() if local in r.request.url.split("/")[2] else r.abort()
+    )
+    return context
+
+
 class PageRecorder:
     """A browser page that records console errors, page errors and requests that leave the site."""
 

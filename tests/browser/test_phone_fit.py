@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import SITE, site_pages  # noqa: F401 (SITE: fail clearly with no site)
+from .conftest import (  # noqa: F401 (SITE: fail clearly with no site)
+    PHONE,
+    SITE,
+    phone_context,
+    site_pages,
+)
 from .test_site import DRAW_ALL
 
 pytestmark = pytest.mark.browser
 
 CHAPTERS = [p for p in site_pages() if p.startswith("chapters/")]
 LAB = next((p for p in CHAPTERS if p.endswith("comparison_lab.html")), None)
-PHONE = {"width": 390, "height": 844}
 
 # Lay out every section now (reading.css lets the browser skip far sections, whose content then
 # adds nothing to the page's width) and open every hidden cell (a reader may open any of them).
@@ -107,15 +111,6 @@ FIGURE_FIT = """() => {
   });
   return out;
 }"""
-
-
-def phone_context(browser, site_url: str):
-    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
-    local = site_url.split("//", 1)[1]
-    context.route(
-        "**/*", lambda r: r.continue_() if local in r.request.url.split("/")[2] else r.abort()
-    )
-    return context
 
 
 def open_on_phone(context, site_url: str, page: str):
@@ -225,5 +220,57 @@ def test_wide_tables_scroll_in_their_box_on_a_phone(browser, site_url):
         check_tables(tables, page, PHONE["width"])
         # On a phone these tables are wider than the column: the scroll box is what is tested.
         assert any(not t["fits"] for t in tables), tables
+    finally:
+        context.close()
+
+
+# Labels drawn on the data (a scatter's text, notes placed at data coordinates) and a figure's
+# title against its legend: the boxes of any two that overlap by more than 1 px each way. The
+# figure-fit check above leaves these out (a label may sit on the plot); here they must not sit
+# on each other, which is what crowding on a narrow screen looks like (issue 34).
+DATA_LABELS_OVERLAP = """() => {
+  const out = [];
+  document.querySelectorAll('.bookplot-graph[data-drawn="1"]').forEach((div) => {
+    const boxes = [];
+    const add = (el, what) => {
+      const r = el.getBoundingClientRect();
+      const t = (el.textContent || '').trim();
+      if (r.width > 0 && r.height > 0 && (t || what === 'legend')) {
+        boxes.push({what, t: t.slice(0, 30), r});
+      }
+    };
+    div.querySelectorAll('g.textpoint text').forEach((el) => add(el, 'text'));
+    div.querySelectorAll('g.annotation text').forEach((el) => add(el, 'note'));
+    div.querySelectorAll('g.g-gtitle text').forEach((el) => add(el, 'title'));
+    div.querySelectorAll('g.legend').forEach((el) => add(el, 'legend'));
+    const problems = [];
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        // title vs legend, and any two texts; the legend may lie over the data's own text
+        const pair = [a.what, b.what].sort().join('+');
+        if (pair === 'legend+text' || pair === 'legend+note') continue;
+        const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+        const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+        if (w > 1 && h > 1) problems.push(`${a.what} "${a.t}" overlaps ${b.what} "${b.t}"`);
+      }
+    }
+    if (problems.length) out.push({id: div.id, n: problems.length, problems: problems.slice(0, 6)});
+  });
+  return out;
+}"""
+# Chapter 10's position strip (every token with its t, h, w ids, lib.viz.mrope.token_map_figure)
+# and its other figures.
+LABELLED = [p for p in CHAPTERS if p.endswith("10_mrope.html")]
+
+
+@pytest.mark.parametrize("page", LABELLED)
+def test_labels_on_the_data_do_not_crowd_on_a_phone(page, browser, site_url):
+    context = phone_context(browser, site_url)
+    try:
+        p = open_on_phone(context, site_url, page)
+        assert p.locator(".bookplot-graph[data-drawn='1'] g.textpoint text").count() > 0
+        crowded = p.evaluate(DATA_LABELS_OVERLAP)
+        assert not crowded, f"{page}: labels on top of each other at 390 px: {crowded}"
     finally:
         context.close()

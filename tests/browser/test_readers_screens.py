@@ -19,7 +19,13 @@ import re
 
 import pytest
 
-from .conftest import ROOT, SITE, site_pages  # noqa: F401 (SITE: fail clearly with no site)
+from .conftest import (  # noqa: F401 (SITE: fail clearly with no site)
+    PHONE,
+    ROOT,
+    SITE,
+    phone_context,
+    site_pages,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +33,6 @@ PAGES = site_pages()
 CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
 # The lab (the last chapter) has the figure menus and the widest table.
 LAB = next((p for p in CHAPTERS if p.endswith("comparison_lab.html")), None)
-PHONE = {"width": 390, "height": 844}
 # A Markdown pipe table: a header row, then a delimiter row such as |---|:--:|.
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
 
@@ -110,15 +115,6 @@ def test_output_tables_render_as_tables(page, mode, recorder_factory, site_url):
 # ---------------------------------------------------------------------------------- the drawers
 
 
-def phone(browser, site_url: str):
-    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
-    local = site_url.split("//", 1)[1]
-    context.route(
-        "**/*", lambda r: r.continue_() if local in r.request.url.split("/")[2] else r.abort()
-    )
-    return context
-
-
 def visible_toggle(p, cls: str):
     toggles = p.locator(f"button.{cls}")
     shown = [toggles.nth(i) for i in range(toggles.count()) if toggles.nth(i).is_visible()]
@@ -127,7 +123,7 @@ def visible_toggle(p, cls: str):
 
 
 def test_a_phone_opens_the_chapter_list_and_the_page_contents(browser, site_url):
-    context = phone(browser, site_url)
+    context = phone_context(browser, site_url)
     try:
         p = context.new_page()
         p.goto(f"{site_url}/chapters/08_rope.html", wait_until="load")
@@ -266,7 +262,7 @@ def test_a_phone_shows_no_plotly_tool_bar(browser, site_url):
     """On a touch screen plotly's mode bar would cover the titles after a tap: there is none."""
     from .test_site import DRAW_ALL
 
-    context = phone(browser, site_url)
+    context = phone_context(browser, site_url)
     try:
         p = context.new_page()
         p.goto(f"{site_url}/chapters/08_rope.html", wait_until="load")

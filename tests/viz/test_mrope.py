@@ -65,22 +65,28 @@ def test_token_map_labels_every_cell_and_bars_read_the_slot_axis():
     fig = token_map_figure(
         IDS, SEGMENTS, {"chunked": CHUNKED, "interleaved": INTERLEAVED}, active=4
     )
-    texts = fig.data[3]
+    texts = fig.data[0]
     stacked = [t.replace("<br>", ",") for t in texts.text]  # vision ids are stacked t / h / w
     assert stacked == ["0", "1", "2,2,2", "2,2,3", "2,3,2", "2,3,3", "4"]
     assert len(fig.layout.shapes) == 7  # one cell per token
     per_step = 3  # highlight + 2 layouts
-    token4 = fig.data[4 + 4 * per_step : 4 + 5 * per_step]
+    token4 = fig.data[1 + 4 * per_step : 1 + 5 * per_step]
     highlight, chunked, interleaved = token4
     assert list(chunked.y) == [2, 3, 3, 2]  # token 4 has (t, h, w) = (2, 3, 2): slots t, h, h, w
     assert list(interleaved.y) == [2, 3, 2, 2]  # slots t, h, w, t
     assert list(chunked.marker.color) == [AXIS_COLORS[a] for a in (0, 1, 1, 2)]
     # the highlight square is centred on the cell of token 4 (image row 1, column 0)
     assert (min(highlight.y) + max(highlight.y)) / 2 == 1.0
-    assert visible_flags(fig, 4)[:4] == [True] * 4
-    assert visible_flags(fig, 4)[4:] == [k // per_step == 4 for k in range(7 * per_step)]
+    assert visible_flags(fig, 4)[:1] == [True]
+    assert visible_flags(fig, 4)[1:] == [k // per_step == 4 for k in range(7 * per_step)]
+    # the colour key: the first bar panel's title names each axis in its bars' colour
+    titles = [a.text for a in fig.layout.annotations if a.text.startswith(("chunked", "inter"))]
+    assert titles[1] == "interleaved"
+    for name, color in zip("thw", AXIS_COLORS, strict=True):
+        assert f'<span style="color:{color}">■ {name}</span>' in titles[0]
+    assert fig.layout.showlegend is False
     steps = fig.layout.sliders[0].steps
-    assert steps[4].args[1]["title.text"] == "token 4 (image): (t, h, w) = (2, 3, 2)"
+    assert steps[4].args[1]["title.text"] == "token 4 (image): t 2, h 3, w 2"
     assert steps[0].args[1]["title.text"] == "token 0 (text): t = h = w = 0"
     assert fig.layout.title.text == steps[4].args[1]["title.text"]
 
@@ -138,3 +144,43 @@ def test_slot_frequencies_rejects_bad_layouts():
         slot_frequencies_figure({"a": CHUNKED})
     with pytest.raises(ValueError, match="context_length"):
         slot_frequencies_figure({"a": (CHUNKED, theta)}, context_length=-1)
+
+
+# ------------------------------------------------------------------ the strip's lines (issue 34)
+
+
+def test_strip_wraps_into_lines_no_wider_than_strip_width():
+    from lib.mrope import segment_spans
+    from lib.viz.mrope import STRIP_WIDTH, _cell_layout
+
+    # text 4, image 3×4 (12 tokens), text 4, video of 3 frames 2×2 (12 tokens), text 2: 34 tokens,
+    # about 25 cells wide on one line; two lines of at most 14 cells
+    spans = segment_spans(
+        [("text", 4), ("image", (1, 6, 8)), ("text", 4), ("video", (3, 4, 4)), ("text", 2)],
+        spatial_merge_size=2,
+    )
+    centres, captions = _cell_layout(spans)
+    assert len(centres) == 34
+    assert max(x for x, _ in centres) <= STRIP_WIDTH - 1 + 1e-9
+    lines = sorted({y for _, y in centres})
+    # line 1: text (y 0), the image's 3 rows (y 0, 1, 2); line 2 starts below the first line's
+    # captions: the video's 2 rows, the last text
+    assert lines == [0.0, 1.0, 2.0, 3.9, 4.9]
+    assert [y for _, y in centres[20:22]] == [3.9, 3.9]  # the video starts the second line
+    assert [label for _, _, label in captions] == [
+        "text", "image", "text", "video, 3 frames", "text"
+    ]  # fmt: skip
+    # every two cells are at least one cell apart (no overlapping cells, hence no crowded ids)
+    for i, (xa, ya) in enumerate(centres):
+        for xb, yb in centres[i + 1 :]:
+            assert abs(xa - xb) >= 1 - 1e-9 or abs(ya - yb) >= 1 - 1e-9
+
+
+def test_strip_splits_a_long_text_across_lines():
+    from lib.mrope import segment_spans
+    from lib.viz.mrope import _cell_layout
+
+    centres, captions = _cell_layout(segment_spans([("text", 30)]), width=14.0)
+    assert [y for _, y in centres] == [0.0] * 14 + [1.9] * 14 + [3.8] * 2
+    assert [x for x, _ in centres[:3]] == [0.0, 1.0, 2.0] and centres[14] == (0.0, 1.9)
+    assert [label for _, _, label in captions] == ["text"] * 3
