@@ -338,9 +338,7 @@ def token_map_figure(
         fig, [str(n) for n in chosen], n_static=1, per_step=1 + len(axes), prefix="token ",
         active=active, step_titles=titles, pad_t=40,
     )  # fmt: skip
-    fig.update_layout(
-        title={"x": 0.02, "xanchor": "left", "font": {"size": 14}}, barmode="overlay"
-    )
+    fig.update_layout(title={"x": 0.02, "xanchor": "left", "font": {"size": 14}}, barmode="overlay")
     xs = [c[0] for c in centres]
     fig.update_xaxes(
         range=[min(xs) - 0.7, max(xs) + 0.7], showticklabels=False, showgrid=False,
