@@ -410,8 +410,19 @@ def check_glove_window_predict(answer: object) -> None:
 
 
 def glove_window_outcome(across: torch.Tensor, within: torch.Tensor) -> str:
-    """``"up"`` if every seed's share within sentences beats every seed's across, ``"down"`` if
-    every one is below, else ``"same"`` (the two ranges overlap)."""
+    """Which way the share moved: separated ranges over the seeds, or not.
+
+    Args:
+        across: the per-seed shares with windows across sentence ends.
+        within: the per-seed shares with windows that stop at them.
+
+    Returns:
+        ``"up"`` if every seed's share within sentences beats every seed's across, ``"down"`` if
+        every one is below, else ``"same"`` (the two ranges overlap or touch).
+
+    Shapes:
+        across, within: [seeds]
+    """
     if float(within.min()) > float(across.max()):
         return "up"
     if float(within.max()) < float(across.min()):
