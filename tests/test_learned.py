@@ -232,19 +232,22 @@ def test_probe_on_rows_independent_of_position_is_near_chance(seed):
     assert position_probe_error(table, seed=seed) > 0.75 * chance
 
 
-def test_ridge_probe_equals_scikit_learn_ridge():
-    from sklearn.linear_model import Ridge
+def test_ridge_probe_equals_least_squares_on_the_augmented_system():
+    """Ridge as plain least squares: stack sqrt(λ)·I under X̃ and zeros under y (numpy lstsq)."""
+    import numpy as np
 
     g = torch.Generator().manual_seed(3)
-    x, y = torch.randn(60, 12, generator=g, dtype=torch.float64), torch.randn(60, generator=g)
+    x = torch.randn(60, 12, generator=g, dtype=torch.float64)
+    y = torch.randn(60, generator=g, dtype=torch.float64)
     train = torch.arange(60) % 3 != 0
     ours = ridge_probe(x, y, train, ridge=0.7)
-    centred = x - x[train].mean(0)
-    scaled = centred / centred[train].pow(2).sum(-1).mean().sqrt()  # the documented scaling
-    ref = Ridge(alpha=0.7).fit(scaled[train].numpy(), y[train].double().numpy())
-    torch.testing.assert_close(
-        ours, torch.from_numpy(ref.predict(scaled.numpy())), rtol=1e-10, atol=1e-10
-    )
+    centred = (x - x[train].mean(0)).numpy()
+    scaled = centred / np.sqrt((centred[train.numpy()] ** 2).sum(-1).mean())  # documented scaling
+    target = (y[train] - y[train].mean()).double().numpy()
+    stacked = np.vstack([scaled[train.numpy()], np.sqrt(0.7) * np.eye(12)])
+    w = np.linalg.lstsq(stacked, np.concatenate([target, np.zeros(12)]), rcond=None)[0]
+    reference = torch.from_numpy(scaled @ w) + y[train].double().mean()
+    torch.testing.assert_close(ours, reference, rtol=1e-10, atol=1e-10)
 
 
 def test_ridge_probe_never_sees_the_held_out_rows():
