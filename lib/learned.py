@@ -17,6 +17,7 @@ from torch import nn
 
 from lib._checks import (
     check_fits,
+    check_floating,
     check_index_range,
     check_int,
     check_integer_tensor,
@@ -26,7 +27,13 @@ from lib._checks import (
     check_token_ids,
 )
 
-__all__ = ["LearnedPositionalEmbedding", "TokenAndPositionEmbedding", "position_ids"]
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "TokenAndPositionEmbedding",
+    "position_ids",
+    "position_probe_error",
+    "ridge_probe",
+]
 
 #: Hugging Face's ``initializer_range`` for GPT-2 and BERT: embedding tables start as N(0, 0.02²).
 #: (OpenAI's GPT-2 code draws ``wpe`` with std 0.01 and ``wte`` with 0.02; BERT's code uses a
@@ -238,3 +245,135 @@ class TokenAndPositionEmbedding(nn.Module):
         positions = torch.arange(offset, offset + seq_len, device=input_ids.device)  # [T]
         tokens = self.wte(input_ids.long())  # [..., T, d_model]
         return tokens + self.wpe(positions)  # [..., T, d_model] + [T, d_model] (broadcast over ...)
+
+
+def ridge_probe(
+    features: torch.Tensor, targets: torch.Tensor, train: torch.Tensor, *, ridge: float
+) -> torch.Tensor:
+    """Fit a linear probe (ridge regression) on the ``train`` rows; predict every row.
+
+    The features are centred on the training rows and divided by their root-mean-square norm,
+    so ``ridge`` means the same for tables of any scale; the intercept is not penalised. Only
+    the training rows enter the fit (in float64).
+
+    Equation:
+        X̃ = (X − mean_train X) / rms_train,  w = (X̃_trᵀ X̃_tr + λ I)⁻¹ X̃_trᵀ (y_tr − ȳ_tr),
+        ŷ = X̃ w + ȳ_tr
+
+    Args:
+        features: ``X``, a floating tensor ``[N, d]`` (e.g. rows of a position table).
+        targets: ``y``, a floating or integer tensor ``[N]`` (e.g. the positions).
+        train: a bool tensor ``[N]``, True for the rows the probe may see; at least 2.
+        ridge: ``λ``, a float > 0.
+
+    Returns:
+        The predictions ``ŷ`` for all ``N`` rows, float64 ``[N]``.
+
+    Raises:
+        TypeError: a tensor of the wrong kind, or ``ridge`` not a number.
+        ValueError: mismatched shapes, fewer than 2 training rows, or ``ridge <= 0``.
+
+    Shapes:
+        features: [N, d], targets: [N], train: [N] -> [N]
+
+    References:
+        Alain & Bengio, Understanding intermediate layers using linear classifier probes,
+        arXiv:1610.01644. Hoerl & Kennard, Ridge Regression (Technometrics, 1970).
+    """
+    features = check_floating("features", features)
+    targets = _check_real_1d("targets", targets, len(features))
+    if features.dim() != 2:
+        raise ValueError(f"features must be 2-D [N, d], got shape {tuple(features.shape)}")
+    if not isinstance(train, torch.Tensor) or train.dtype != torch.bool:
+        raise TypeError(f"train must be a bool tensor, got {train!r:.60}")
+    if train.shape != (len(features),):
+        raise ValueError(f"train must have shape ({len(features)},), got {tuple(train.shape)}")
+    if int(train.sum()) < 2:
+        raise ValueError(f"train must select at least 2 rows, got {int(train.sum())}")
+    lam = check_positive_float("ridge", ridge)
+    x = features.detach().to(torch.float64)
+    y = targets.detach().to(torch.float64)
+    mean, y_mean = x[train].mean(0), y[train].mean()
+    x = x - mean
+    rms = x[train].pow(2).sum(-1).mean().sqrt().clamp_min(torch.finfo(torch.float64).tiny)
+    x = x / rms
+    a = x[train]  # [N_train, d]
+    eye = torch.eye(x.shape[1], dtype=torch.float64, device=x.device)
+    w = torch.linalg.solve(a.T @ a + lam * eye, a.T @ (y[train] - y_mean))  # [d]
+    return x @ w + y_mean
+
+
+def _check_real_1d(name: str, value: object, length: int) -> torch.Tensor:
+    """Return ``value`` if it is a 1-D real tensor of ``length`` entries."""
+    if not isinstance(value, torch.Tensor) or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name} must be a real tensor, got {value!r:.60}")
+    if value.shape != (length,):
+        raise ValueError(f"{name} must have shape ({length},), got {tuple(value.shape)}")
+    return value
+
+
+def position_probe_error(
+    table: torch.Tensor,
+    *,
+    seed: int,
+    held_out: float = 0.2,
+    ridges: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0),
+) -> float:
+    """Mean absolute error, in positions, of a linear probe that reads the position off a table's rows.
+
+    Row ``p`` of ``table`` is taken as the vector of position ``p``. A random ``held_out`` share
+    of the positions (drawn with ``seed``) is never seen in fitting; the ridge ``λ`` is chosen
+    from ``ridges`` on a validation quarter of the remaining rows, then the probe is refitted on
+    all of them (:func:`ridge_probe`) and scored on the held-out positions. A table whose rows
+    are independent of position scores near chance: predicting the mean position misses by about
+    ``L/4`` for ``L`` positions.
+
+    Equation:
+        error = mean over held-out p of |ŷ(table[p]) − p|
+
+    Args:
+        table: ``[L, d]`` floating, row ``p`` for position ``p`` (``L >= 10``).
+        seed: an int >= 0 for the held-out and validation draws.
+        held_out: the share of positions kept out of fitting, a float in (0, 0.5].
+        ridges: the candidate ``λ`` values, each > 0.
+
+    Returns:
+        The held-out mean absolute error, a float (positions).
+
+    Raises:
+        TypeError: ``table`` not a floating tensor, ``seed`` not an int.
+        ValueError: ``table`` not 2-D or shorter than 10 rows, ``held_out`` outside (0, 0.5],
+            an empty ``ridges`` or a ``λ <= 0``.
+
+    Shapes:
+        table: [L, d] -> float
+
+    References:
+        Alain & Bengio, Understanding intermediate layers using linear classifier probes,
+        arXiv:1610.01644. Wang & Chen, What Do Position Embeddings Learn?, arXiv:2010.04903.
+    """
+    table = check_floating("table", table)
+    if table.dim() != 2 or table.shape[0] < 10:
+        raise ValueError(f"table must be 2-D [L >= 10, d], got shape {tuple(table.shape)}")
+    seed = check_int("seed", seed, minimum=0)
+    if not isinstance(held_out, (int, float)) or not 0 < held_out <= 0.5:
+        raise ValueError(f"held_out must be a float in (0, 0.5], got {held_out!r}")
+    if not ridges:
+        raise ValueError("ridges must hold at least one candidate λ")
+    ridges = tuple(check_positive_float("ridges", r) for r in ridges)
+    n = table.shape[0]
+    positions = torch.arange(n, dtype=torch.float64)
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    n_test = max(1, round(held_out * n))
+    test = torch.zeros(n, dtype=torch.bool)
+    test[order[:n_test]] = True
+    rest = order[n_test:]
+    fit = torch.zeros(n, dtype=torch.bool)
+    fit[rest[len(rest) // 4 :]] = True  # validation: the first quarter of the rest
+    validation = ~test & ~fit
+
+    def mae(predicted: torch.Tensor, rows: torch.Tensor) -> float:
+        return float((predicted[rows] - positions[rows]).abs().mean())
+
+    best = min(ridges, key=lambda r: mae(ridge_probe(table, positions, fit, ridge=r), validation))
+    return mae(ridge_probe(table, positions, ~test, ridge=best), test)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib.learned import (
@@ -12,6 +12,8 @@ from lib.learned import (
     LearnedPositionalEmbedding,
     TokenAndPositionEmbedding,
     position_ids,
+    position_probe_error,
+    ridge_probe,
 )
 
 # ---------------------------------------------------------------- LearnedPositionalEmbedding
@@ -206,3 +208,80 @@ def test_token_and_position_errors():
         layer(torch.zeros(1, 2, dtype=torch.long), offset=-1)
     with pytest.raises(ValueError, match="vocab_size"):
         TokenAndPositionEmbedding(0, 4, 2)
+
+
+# --------------------------------------------------------------------------------------------------
+# Linear position probe
+# --------------------------------------------------------------------------------------------------
+
+
+@given(st.integers(0, 10_000), st.integers(20, 200), st.integers(2, 40))
+@settings(deadline=None, max_examples=25)
+def test_probe_reads_a_linear_position_code_exactly(seed, n, d):
+    g = torch.Generator().manual_seed(seed)
+    direction, offset = torch.randn(d, generator=g), torch.randn(d, generator=g)
+    table = torch.arange(n, dtype=torch.float64)[:, None] * direction.double() + offset.double()
+    assert position_probe_error(table, seed=seed) < 0.01 * n  # held-out positions, read back
+
+
+@given(st.integers(0, 10_000))
+@settings(deadline=None, max_examples=10)
+def test_probe_on_rows_independent_of_position_is_near_chance(seed):
+    table = torch.randn(400, 64, generator=torch.Generator().manual_seed(seed))
+    chance = (torch.arange(400.0) - 199.5).abs().mean().item()  # predicting the mean: L/4
+    assert position_probe_error(table, seed=seed) > 0.75 * chance
+
+
+def test_ridge_probe_equals_least_squares_on_the_augmented_system():
+    """Ridge as plain least squares: stack sqrt(λ)·I under X̃ and zeros under y (numpy lstsq)."""
+    import numpy as np
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(60, 12, generator=g, dtype=torch.float64)
+    y = torch.randn(60, generator=g, dtype=torch.float64)
+    train = torch.arange(60) % 3 != 0
+    ours = ridge_probe(x, y, train, ridge=0.7)
+    centred = (x - x[train].mean(0)).numpy()
+    scaled = centred / np.sqrt((centred[train.numpy()] ** 2).sum(-1).mean())  # documented scaling
+    target = (y[train] - y[train].mean()).double().numpy()
+    stacked = np.vstack([scaled[train.numpy()], np.sqrt(0.7) * np.eye(12)])
+    w = np.linalg.lstsq(stacked, np.concatenate([target, np.zeros(12)]), rcond=None)[0]
+    reference = torch.from_numpy(scaled @ w) + y[train].double().mean()
+    torch.testing.assert_close(ours, reference, rtol=1e-10, atol=1e-10)
+
+
+def test_ridge_probe_never_sees_the_held_out_rows():
+    g = torch.Generator().manual_seed(4)
+    x, y = torch.randn(50, 8, generator=g), torch.randn(50, generator=g)
+    train = torch.arange(50) < 35
+    moved_x, moved_y = x.clone(), y.clone()
+    moved_x[~train] += 100.0  # held-out features and targets changed
+    moved_y[~train] -= 1000.0
+    before, after = (
+        ridge_probe(x, y, train, ridge=1.0),
+        ridge_probe(moved_x, moved_y, train, ridge=1.0),
+    )
+    torch.testing.assert_close(after[train], before[train], rtol=0, atol=1e-12)
+
+
+def test_probe_refuses_bad_input():
+    x, y = torch.randn(20, 3), torch.arange(20.0)
+    train = torch.ones(20, dtype=torch.bool)
+    with pytest.raises(TypeError, match="features must be a floating-point tensor"):
+        ridge_probe(torch.ones(20, 3, dtype=torch.long), y, train, ridge=1.0)
+    with pytest.raises(ValueError, match=r"targets must have shape \(20,\)"):
+        ridge_probe(x, y[:5], train, ridge=1.0)
+    with pytest.raises(TypeError, match="train must be a bool tensor"):
+        ridge_probe(x, y, train.long(), ridge=1.0)
+    with pytest.raises(ValueError, match="train must select at least 2 rows"):
+        ridge_probe(x, y, torch.arange(20) == 0, ridge=1.0)
+    with pytest.raises(ValueError, match="ridge"):
+        ridge_probe(x, y, train, ridge=0.0)
+    with pytest.raises(ValueError, match="table must be 2-D"):
+        position_probe_error(torch.randn(5, 3), seed=0)
+    with pytest.raises(ValueError, match="held_out must be a float in"):
+        position_probe_error(x, seed=0, held_out=0.9)
+    with pytest.raises(ValueError, match="ridges must hold"):
+        position_probe_error(x, seed=0, ridges=())
+    with pytest.raises(TypeError, match="seed"):
+        position_probe_error(x, seed=1.5)

@@ -667,3 +667,19 @@ def test_rope_wavelengths_are_two_pi_over_theta_in_float64():
         rope_wavelengths(torch.tensor([1.0, 0.0]))
     with pytest.raises(TypeError, match="inv_freq"):
         rope_wavelengths(torch.tensor([1, 2]))
+
+
+def test_chapter_8_exercise_reference_permutation_is_lib_and_the_converters():
+    """The checker's index formula, lib's view/transpose and the converter's permute agree."""
+    from lib.exercises.ch08 import _meta_to_hf_by_index
+
+    for n_heads, d_head, d_in in [(1, 8, 3), (3, 64, 5), (4, 6, 2)]:
+        w = torch.randn(n_heads * d_head, d_in, generator=torch.Generator().manual_seed(d_head))
+        rows = n_heads * d_head
+        converter = (
+            w.view(n_heads, rows // n_heads // 2, 2, d_in).transpose(1, 2).reshape(rows, d_in)
+        )
+        assert torch.equal(
+            _meta_to_hf_by_index(w, n_heads), permute_qk_weight_meta_to_hf(w, n_heads)
+        )
+        assert torch.equal(_meta_to_hf_by_index(w, n_heads), converter)

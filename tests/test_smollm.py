@@ -382,3 +382,27 @@ def test_lib_rope_reads_head_size_and_base_from_the_config(monkeypatch):
     wrong_base = smollm_trace(PROMPT, rope="lib")
     assert (wrong_base.q_rot - right.q_rot).abs().max() > 1.0  # lib's rotation follows the config
     torch.testing.assert_close(wrong_base.q[0], right.q[0], rtol=0, atol=0)  # layer 0 input same
+
+
+def test_every_block_matrix_stays_4bit_and_the_forward_is_bit_identical(contents):
+    """W_q and W_k packed too (rows of bytes permuted): same weights, same logits, to the bit."""
+    from transformers import LlamaForCausalLM
+
+    model, _ = load_smollm()
+    state = smollm_state_dict(contents)
+    packed = {n: m for n, m in model.named_modules() if isinstance(m, smollm._PackedLinear)}
+    assert len(packed) == 7 * model.config.num_hidden_layers  # q, k, v, o, gate, up, down
+    for name, module in packed.items():  # the permuted bytes dequantize to the permuted floats
+        torch.testing.assert_close(module.weight, state[f"{name}.weight"], rtol=0, atol=0, msg=name)
+    float_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert float_bytes < 120e6  # only the 28.3M-row table (Q8_0 -> float32) and the norms remain
+    reference = LlamaForCausalLM(model.config)
+    reference.load_state_dict(state, strict=False)
+    reference.tie_weights()
+    reference.eval()
+    ids = torch.tensor(load_smollm()[1](TEXT, add_special_tokens=False)["input_ids"])[None]
+    with torch.no_grad():
+        ours, theirs = model(input_ids=ids).logits, reference(input_ids=ids).logits
+    del reference
+    gc.collect()
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=0)

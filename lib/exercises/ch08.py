@@ -454,3 +454,213 @@ def check_read_config(answer: Callable[[dict[str, float | int]], torch.Tensor]) 
             f"for {config} the speeds are wrong: θ_i = rope_theta^(−2i / rotary_dim), "
             "rotary_dim = int(head_dim × partial_rotary_factor)"
         )
+
+
+# --------------------------------------------------------------------------------------------------
+# 6. The Meta -> Hugging Face permutation of W_q and W_k
+# --------------------------------------------------------------------------------------------------
+
+
+def _meta_to_hf_by_index(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Row h·d + j·d/2 + i of the result is row h·d + 2i + j of ``w`` (j ∈ {0, 1}), by a loop."""
+    d = w.shape[0] // n_heads
+    rows = [h * d + 2 * i + j for h in range(n_heads) for j in (0, 1) for i in range(d // 2)]
+    return w[torch.tensor(rows)]
+
+
+def _meta_cases() -> list[tuple[torch.Tensor, int]]:
+    g = torch.Generator().manual_seed(8)
+    shapes = [(1, 8, 3), (2, 8, 5), (4, 6, 7), (3, 64, 16), (8, 4, 2)]  # (heads, d_head, d_in)
+    return [
+        (torch.randn(h * d, d_in, generator=g, dtype=torch.float64), h) for h, d, d_in in shapes
+    ]
+
+
+class _UsedLibPermutation(RuntimeError):
+    """Raised when a reader's permutation calls lib's while the checker forbids it."""
+
+
+def _forbid_lib(*_: object, **__: object) -> torch.Tensor:
+    """Stand-in for lib.rope's permutations while a reader's answer runs."""
+    raise _UsedLibPermutation("called lib.rope's permutation")
+
+
+def _scores_agree(meta: torch.Tensor, hf: torch.Tensor, n_heads: int) -> bool:
+    """Interleaved RoPE on W_meta x scores as half-pairing RoPE on W_hf x (float64, positions 0-9)."""
+    d = meta.shape[0] // n_heads
+    g = torch.Generator().manual_seed(80)
+    x = torch.randn(10, meta.shape[1], generator=g, dtype=torch.float64)
+    angles = rope_angles(torch.arange(10), _theta(d))  # [10, d/2]
+    cos, sin = angles.cos(), angles.sin()
+    scores = []
+    for w, pairing in ((meta, "interleaved"), (hf, "half")):
+        q = (x @ w.T).view(10, n_heads, d).transpose(0, 1)  # [H, T, d]
+        rotated = apply_rope(q, cos, sin, pairing=pairing)
+        scores.append(rotated @ rotated.transpose(-1, -2))  # [H, T, T]
+    return torch.allclose(scores[0], scores[1], rtol=1e-10, atol=1e-10)
+
+
+@exercise(
+    "ch08-meta-to-hf",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        lambda w, n_heads: w.clone(),
+        lambda w, n_heads: _meta_to_hf_by_index(w, 1),  # one permutation over the whole matrix
+        lambda w, n_heads: w[_meta_to_hf_by_index(torch.arange(w.shape[0]), n_heads).argsort()],
+        lambda w, n_heads: w.flip(0),
+        lambda w, n_heads: _permute_via_lib(w, n_heads),
+        "permute",
+    ],
+    right_answer=lambda: _meta_to_hf_by_index,
+)
+def check_meta_to_hf(answer: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """``answer(w, n_heads)`` must reorder a Meta-layout W_q or W_k for half-pairing RoPE.
+
+    Args:
+        answer: the reader's function ``meta_to_hf(w, n_heads)``, ``w: [n_heads * d_head, d_in]``.
+
+    Raises:
+        ExerciseFailed: the answer is wrong or calls lib's permutation (the message says which).
+    """
+    from unittest import mock
+
+    import lib.rope
+
+    require_function(answer, "meta_to_hf(w, n_heads)")
+    for w, n_heads in _meta_cases():
+        try:
+            with (
+                mock.patch.object(lib.rope, "permute_qk_weight_meta_to_hf", _forbid_lib),
+                mock.patch.object(lib.rope, "permute_qk_weight_hf_to_meta", _forbid_lib),
+            ):
+                got = answer(w.clone(), n_heads)
+        except _UsedLibPermutation:
+            raise ExerciseFailed(
+                "meta_to_hf called lib.rope's permutation; write it with view / transpose / reshape "
+                "(or an index list), then compare with lib's outside the function"
+            ) from None
+        require(
+            isinstance(got, torch.Tensor) and got.shape == w.shape,
+            f"meta_to_hf must return a tensor of w's shape {tuple(w.shape)}, got {got!r:.60}",
+        )
+        if torch.equal(got, _meta_to_hf_by_index(w, n_heads)):
+            continue
+        d = w.shape[0] // n_heads
+        require(
+            not torch.equal(got, w),
+            "the rows are unchanged: within each head, row 2i + j of Meta's W must move to "
+            "row j·d/2 + i (j = 0, 1)",
+        )
+        require(
+            n_heads == 1 or not torch.equal(got, _meta_to_hf_by_index(w, 1)),
+            f"with {n_heads} heads you permuted the whole matrix at once: the permutation is per "
+            "head (view the rows as [n_heads, d_head // 2, 2, d_in])",
+        )
+        scores = "scores differently from" if not _scores_agree(w, got, n_heads) else "scores as"
+        raise ExerciseFailed(
+            f"wrong row order for {n_heads} heads of size {d}: half-pairing RoPE on your W's "
+            f"queries {scores} interleaved RoPE on Meta's; row 2i + j must become row j·d/2 + i"
+        )
+
+
+def _permute_via_lib(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """A wrong answer for the checker's test: calls the library's permutation."""
+    import lib.rope
+
+    return lib.rope.permute_qk_weight_meta_to_hf(w, n_heads)
+
+
+# --------------------------------------------------------------------------------------------------
+# 7. Detect a checkpoint's pairing
+# --------------------------------------------------------------------------------------------------
+
+#: SmolLM2's sizes, as its config states them (chapter 8 reads them from the GGUF).
+_SMOLLM_SIZES: dict[str, int] = {"num_attention_heads": 9, "num_key_value_heads": 3, "head_dim": 64}
+
+#: The layers whose W_q and W_k the pairing exercise hands out (of SmolLM2's 30).
+_PAIRING_LAYERS: tuple[int, ...] = (0, 4, 9, 14, 19, 24, 29)
+
+
+def _pairing_cases() -> list[tuple[torch.Tensor, str]]:
+    """SmolLM2's W_q and W_k of a few layers in both layouts: (weight, its pairing)."""
+    from lib.smollm import read_gguf, smollm_gguf_path
+    from lib.tokenization import gguf_tensor
+
+    contents = read_gguf(smollm_gguf_path())
+    cases = []
+    for layer in _PAIRING_LAYERS:
+        for part, heads in (("attn_q", 9), ("attn_k", 3)):
+            meta = gguf_tensor(contents, f"blk.{layer}.{part}.weight")  # llama.cpp: adjacent pairs
+            cases.append((meta, "interleaved"))
+            cases.append((_meta_to_hf_by_index(meta, heads), "half"))
+    return cases
+
+
+def _detect_by_index_correlation(w: torch.Tensor, config: dict[str, int]) -> str:
+    """Which frequency index, i = row mod d/2 or i = row // 2, do the row norms follow more?"""
+    d = int(config["head_dim"])
+    norms = w.double().reshape(-1, d, w.shape[-1]).norm(dim=-1)  # [heads, d]
+    rows = torch.arange(d, dtype=torch.float64)
+
+    def fit(index: torch.Tensor) -> float:
+        a = norms - norms.mean(-1, keepdim=True)
+        b = index - index.mean()
+        return ((a * b).sum(-1) / (a.norm(dim=-1) * b.norm())).abs().mean().item()
+
+    return "half" if fit(rows % (d // 2)) > fit(rows // 2) else "interleaved"
+
+
+def _detect_by_neighbour_norms(w: torch.Tensor, config: dict[str, int]) -> str:
+    """A plausible wrong detector: partners have the closest row norms (fails on half layouts)."""
+    d = int(config["head_dim"])
+    norms = w.reshape(-1, d, w.shape[-1]).norm(dim=-1)
+    half = (norms[:, : d // 2] - norms[:, d // 2 :]).abs().mean()
+    adjacent = (norms[:, 0::2] - norms[:, 1::2]).abs().mean()
+    return "half" if half < adjacent else "interleaved"
+
+
+@exercise(
+    "ch08-detect-pairing",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        lambda w, config: "half",
+        lambda w, config: "interleaved",
+        _detect_by_neighbour_norms,
+        lambda w, config: {"half": "interleaved", "interleaved": "half"}[
+            _detect_by_index_correlation(w, config)
+        ],
+        "half",
+    ],
+    right_answer=lambda: _detect_by_index_correlation,
+)
+def check_detect_pairing(answer: Callable[[torch.Tensor, dict[str, int]], str]) -> None:
+    """``answer(w, config)`` must say whether a trained W_q / W_k is laid out for half or interleaved pairs.
+
+    The cases are SmolLM2's W_q and W_k of seven layers, each as the GGUF stores it (llama.cpp's
+    layout: adjacent pairs, ``"interleaved"``) and as transformers runs it (``"half"``).
+
+    Args:
+        answer: the reader's function ``detect_pairing(w, config)`` -> ``"half"`` or
+            ``"interleaved"``; ``config`` holds ``num_attention_heads``, ``num_key_value_heads``
+            and ``head_dim``.
+
+    Raises:
+        ExerciseFailed: a wrong verdict on any case (the message says how many).
+    """
+    require_function(answer, "detect_pairing(w, config)")
+    cases = _pairing_cases()
+    wrong: dict[str, int] = {"half": 0, "interleaved": 0}
+    for w, truth in cases:
+        got = answer(w.clone(), dict(_SMOLLM_SIZES))
+        require(
+            got in ("half", "interleaved"),
+            f"detect_pairing must return 'half' or 'interleaved', got {got!r:.40}",
+        )
+        wrong[truth] += got != truth
+    if any(wrong.values()):
+        raise ExerciseFailed(
+            f"wrong on {wrong['half']} of {len(cases) // 2} half-layout matrices and "
+            f"{wrong['interleaved']} of {len(cases) // 2} interleaved ones. A pair's two rows share "
+            "one speed θ_i, and in this trained model the row norms trend with i: ask which index, "
+            "row mod d/2 (half) or row // 2 (interleaved), the norms track better, over all heads"
+        )
