@@ -192,16 +192,21 @@ def check_data_sharing_predict(answer: object) -> None:
 
 
 def _measure_wrong() -> list[object]:
+    """Wrong measurements, with a prediction recorded (so only the measurement can reject them).
+
+    The refusal of a right measurement made without a prediction is tested on its own in
+    tests/test_exercises_ch04.py.
+    """
     right = _share_distances()
     _reset_log()
-    wrong: list[object] = [
+    _LOG["prediction"] = dict.fromkeys(SHARE_OPTIMIZERS, True)
+    return [
         _share_answers(),  # booleans, not the measurement
         {name: 0.0 for name in right},  # a guess, not a measurement
         {name: right[name] * 10 + 1e-3 for name in right},
+        {name: right[name] * 1.01 + 2e-6 for name in right},  # off by more than the tolerance
         {"Adagrad": right["Adagrad"]},
     ]
-    wrong.append(dict(right))  # right numbers, but no prediction recorded before
-    return wrong
 
 
 def _measure_right() -> dict[str, float]:
