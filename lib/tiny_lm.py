@@ -23,7 +23,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypedDict
 
 import torch
@@ -50,10 +50,13 @@ __all__ = [
     "count_parameters",
     "decoder_parameters",
     "direct_path_ranks",
+    "head_gradient",
     "lm_head_cost",
     "lm_head_parameters",
     "lm_loss",
     "params_saved_by_tying",
+    "repeat_probability",
+    "similarity_correlation",
     "tokens_from_sentences",
     "train_lm",
     "tying_table",
@@ -674,6 +677,7 @@ def train_lm(
     *,
     batch_size: int = 16,
     seq_len: int = 32,
+    on_step: Callable[[int], None] | None = None,
 ) -> TrainingHistory:
     """Train ``model`` in place on next-token prediction over a token stream; return its losses.
 
@@ -689,6 +693,9 @@ def train_lm(
         seed: seed of the window offsets, an int >= 0.
         batch_size: windows per step, an int >= 1.
         seq_len: inputs per window, an int >= 1.
+        on_step: called as ``on_step(k)`` after the k-th optimiser step (k = 1 .. steps), with
+            the model in train mode, to measure it mid-training; it must not change the model.
+            None: no call.
 
     Returns:
         A ``TrainingHistory`` whose ``losses`` hold the loss of every step.
@@ -708,6 +715,8 @@ def train_lm(
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
     token_ids = _check_stream(token_ids, seq_len)
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
 
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # parameters(): the tied one once
@@ -723,5 +732,155 @@ def train_lm(
         loss.backward()
         optimizer.step()
         history.losses.append(loss.item())
+        if on_step is not None:
+            on_step(len(history.losses))  # the model after this many steps
     model.eval()
     return history
+
+
+# --- what tying does to a trained model -------------------------------------------------------
+
+
+def repeat_probability(model: TinyLM, token_ids: torch.Tensor) -> float:
+    """Mean probability the model gives to the *current* token being the next one.
+
+    The direct path of a tied model scores the input token with its own row (see
+    :func:`direct_path_ranks`), which pulls towards repeating it; this measures that pull in a
+    whole model, on real positions of a stream. Compare it with the data's own repeat rate
+    (the share of positions with ``x_{t+1} = x_t``) and with ``1 / V`` for a uniform guess.
+    The model is evaluated without gradients and its train/eval mode is left as it was.
+
+    Equation:
+        r = (1/(N−1)) Σ_{t<N} p(x_{t+1} = x_t | x_≤t)
+
+    Args:
+        model: a :class:`TinyLM`.
+        token_ids: the stream, a 1-D integer tensor of at least 2 ids in ``[0, vocab_size)``.
+
+    Returns:
+        r, a float in [0, 1].
+
+    Raises:
+        TypeError: ``model`` is not a :class:`TinyLM` or ``token_ids`` not an integer tensor.
+        ValueError: ``token_ids`` is not 1-D, shorter than 2 or holds an id out of range.
+
+    Shapes:
+        token_ids: [N]
+
+    References:
+        Elhage et al., A Mathematical Framework for Transformer Circuits (2021),
+        https://transformer-circuits.pub/2021/framework/index.html
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
+    """
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model must be a TinyLM, got {type(model).__name__}")
+    token_ids = _check_stream(token_ids, 1)
+    check_token_ids(token_ids, model.vocab_size, "token_ids")
+    current = token_ids[:-1]  # [N-1]
+    with torch.no_grad():
+        probs = model(current).softmax(-1)  # [N-1, V]
+        return float(probs.gather(-1, current[:, None]).mean())
+
+
+def head_gradient(
+    hidden: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor
+) -> torch.Tensor:
+    """Gradient of the mean cross-entropy with respect to the LM head's weight W (logits = h Wᵀ).
+
+    Row v is a weighted sum of the hidden states, with weight ``p_tv`` where v was not the target
+    and ``p_tv − 1`` where it was. A row that is never the target gets ``(1/N) Σ_t p_tv h_t``: all
+    such rows are mixtures of the *same* hidden states, and they point one way exactly when their
+    ``p_tv`` are proportional across positions (near-uniform softmax, e.g. at initialisation).
+    In a tied model this is the head's part of the gradient of E (the other part comes through
+    the lookup).
+
+    Equation:
+        ∂L/∂W = (1/N) (softmax(z) − Y)ᵀ H,   L = −(1/N) Σ_t log softmax(z_t)[y_t]
+
+    Args:
+        hidden: the final hidden states H, floating ``[N, d]``.
+        logits: the logits z = H Wᵀ, floating ``[N, V]``.
+        targets: the target ids y, integer ``[N]`` in ``[0, V)``.
+
+    Returns:
+        ∂L/∂W, ``[V, d]``, in the dtype of ``hidden``.
+
+    Raises:
+        TypeError: ``hidden`` or ``logits`` not floating, ``targets`` not integer.
+        ValueError: shapes that disagree, or a target out of range.
+
+    Shapes:
+        hidden: [N, d], logits: [N, V], targets: [N] -> [V, d]
+
+    References:
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
+        Land & Bartolo, Fishing for Magikarp: Automatically Detecting Under-trained Tokens in
+        Large Language Models, arXiv:2405.05417.
+    """
+    hidden = check_floating("hidden", hidden)
+    logits = check_floating("logits", logits)
+    if hidden.ndim != 2 or logits.ndim != 2 or logits.shape[0] != hidden.shape[0]:
+        raise ValueError(
+            f"hidden must be [N, d] and logits [N, V] with the same N, got "
+            f"{tuple(hidden.shape)} and {tuple(logits.shape)}"
+        )
+    targets = check_token_ids(targets, logits.shape[1], "targets")
+    if targets.shape != (hidden.shape[0],):
+        raise ValueError(
+            f"targets must have shape ({hidden.shape[0]},), got {tuple(targets.shape)}"
+        )
+    coeff = logits.softmax(-1)  # [N, V]: p_t
+    coeff = coeff - F.one_hot(targets, logits.shape[1]).to(coeff.dtype)  # p_t − y_t
+    return (coeff.T.to(hidden.dtype) @ hidden) / hidden.shape[0]  # [V, N] @ [N, d] -> [V, d]
+
+
+def similarity_correlation(A: torch.Tensor, B: torch.Tensor) -> float:
+    """Pearson correlation between the cosine similarities of the same word pairs in two tables.
+
+    Press & Wolf compare embeddings this way: two tables with one row per word agree when the
+    words they call similar are the same, whatever the axes (the measure is unchanged by a
+    rotation of either table or by rescaling its rows). Every unordered pair of different rows
+    counts once.
+
+    Equation:
+        ρ = corr({cos(A_i, A_j)}_{i<j}, {cos(B_i, B_j)}_{i<j})
+
+    Args:
+        A: a table, floating ``[n, d_A]``, n >= 3, no zero row.
+        B: a table with the same rows, floating ``[n, d_B]``.
+
+    Returns:
+        ρ, a float in [−1, 1] (computed in float64).
+
+    Raises:
+        TypeError: ``A`` or ``B`` not floating.
+        ValueError: not 2-D, different row counts, fewer than 3 rows, a zero row, or similarities
+            that do not vary (correlation undefined).
+
+    Shapes:
+        A: [n, d_A], B: [n, d_B]
+
+    References:
+        Press & Wolf, Using the Output Embedding to Improve Language Models, arXiv:1608.05859.
+    """
+    A = check_floating("A", A)
+    B = check_floating("B", B)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0] or A.shape[0] < 3:
+        raise ValueError(
+            f"A and B must be [n, d] tables with the same n >= 3 rows, got {tuple(A.shape)} and "
+            f"{tuple(B.shape)}"
+        )
+    pairs = torch.triu_indices(A.shape[0], A.shape[0], offset=1)  # [2, n(n-1)/2]
+    sims = []
+    for name, table in (("A", A), ("B", B)):
+        x = table.detach().double()
+        norms = x.norm(dim=-1, keepdim=True)
+        if bool((norms == 0).any()):
+            raise ValueError(f"{name} has a zero row: its cosine similarity is undefined")
+        unit = x / norms
+        s = (unit @ unit.T)[pairs[0], pairs[1]]
+        s = s - s.mean()
+        if float(s.abs().max()) < 1e-12:  # equal up to rounding: no variation
+            raise ValueError(f"the similarities of {name} do not vary: correlation undefined")
+        sims.append(s)
+    return float(sims[0] @ sims[1] / (sims[0].norm() * sims[1].norm()))

@@ -15,10 +15,13 @@ from lib.tiny_lm import (
     TinyLM,
     count_parameters,
     direct_path_ranks,
+    head_gradient,
     lm_head_cost,
     lm_head_parameters,
     lm_loss,
     params_saved_by_tying,
+    repeat_probability,
+    similarity_correlation,
     tokens_from_sentences,
     train_lm,
     tying_table,
@@ -384,3 +387,126 @@ def test_decoder_configs_equal_the_released_config_json(name: str) -> None:
     assert {k: row[k] for k in _KEYS} == dict(zip(_KEYS, values, strict=True))  # type: ignore[literal-required]
     # Llama has no q/k/v biases, Qwen2.5 has them (the released modeling code; no config field)
     assert row["attention_bias"] is name.startswith("Qwen")
+
+
+# --- train_lm's on_step, repeat_probability, head_gradient, similarity_correlation -------------
+
+
+def test_on_step_sees_the_model_after_each_step():
+    ids, vocab = tokens_from_sentences(generate_corpus(60, seed=3))
+    seen: list[int] = []
+    snapshot: dict[int, torch.Tensor] = {}
+    model = TinyLM(len(vocab), 8, tie_weights=True, seed=2)
+
+    def record(k: int) -> None:
+        seen.append(k)
+        if k == 4:
+            snapshot[k] = model.embed.weight.detach().clone()
+
+    losses = train_lm(model, ids, steps=9, seed=5, seq_len=8, on_step=record).losses
+    assert seen == list(range(1, 10))
+    short = TinyLM(len(vocab), 8, tie_weights=True, seed=2)
+    short_losses = train_lm(short, ids, steps=4, seed=5, seq_len=8).losses
+    # the snapshot at k = 4 is the model trained for exactly 4 steps, and the callback
+    # changes nothing in the run
+    assert torch.equal(snapshot[4], short.embed.weight.detach())
+    assert losses[:4] == short_losses
+    plain = TinyLM(len(vocab), 8, tie_weights=True, seed=2)
+    assert train_lm(plain, ids, steps=9, seed=5, seq_len=8).losses == losses
+    with pytest.raises(TypeError, match="on_step"):
+        train_lm(plain, ids, steps=2, seq_len=8, on_step=3)  # type: ignore[arg-type]
+
+
+@given(V=st.integers(2, 20), d=st.integers(1, 8), seed=st.integers(0, 50), n=st.integers(2, 30))
+@settings(max_examples=30, deadline=None)
+def test_repeat_probability_equals_a_loop_over_positions(V, d, seed, n):
+    model = TinyLM(V, d, tie_weights=bool(seed % 2), seed=seed)
+    ids = torch.randint(0, V, (n,), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        by_hand = [model(ids[t : t + 1]).softmax(-1)[0, int(ids[t])].item() for t in range(n - 1)]
+    r = repeat_probability(model, ids)
+    assert 0.0 <= r <= 1.0
+    assert r == pytest.approx(sum(by_hand) / len(by_hand), rel=1e-5)
+
+
+def test_repeat_probability_pinned_and_sees_the_self_logit():
+    model = TinyLM(5, 4, tie_weights=True, n_layers=0, seed=0)
+    ids = torch.tensor([0, 1, 2, 3, 4, 0, 2])
+    # at initialisation, already above the uniform 1/5: the tied self-logit
+    assert repeat_probability(model, ids) == pytest.approx(0.209178, abs=1e-6)
+    with torch.no_grad():  # an identity-like table: the tied direct path repeats the input
+        model.embed.weight.copy_(10 * torch.eye(5, 4))
+    assert repeat_probability(model, torch.tensor([0, 1, 2, 3, 0])) > 0.99
+    with pytest.raises(TypeError, match="model"):
+        repeat_probability(torch.nn.Linear(2, 2), ids)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="token_ids"):
+        repeat_probability(model, torch.tensor([1, 7]))
+    with pytest.raises(ValueError, match="token_ids"):
+        repeat_probability(model, torch.tensor([1]))
+
+
+@given(V=st.integers(2, 15), d=st.integers(1, 8), seed=st.integers(0, 50), n=st.integers(1, 12))
+@settings(max_examples=30, deadline=None)
+def test_head_gradient_equals_autograd_of_an_untied_head(V, d, seed, n):
+    model = TinyLM(V, d, tie_weights=False, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, V, (n,), generator=gen)
+    targets = torch.randint(0, V, (n,), generator=gen)
+    hidden = model.hidden(ids).detach()
+    logits = model.lm_head(hidden)
+    F.cross_entropy(logits, targets).backward()
+    torch.testing.assert_close(
+        head_gradient(hidden, logits.detach(), targets), model.lm_head.weight.grad
+    )
+
+
+def test_head_gradient_pinned_and_errors():
+    hidden = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    logits = torch.zeros(2, 3)  # uniform: p = 1/3 everywhere
+    g = head_gradient(hidden, logits, torch.tensor([0, 1]))
+    expected = torch.tensor([[1 / 3 - 1, 2 / 3], [1 / 3, 2 / 3 - 2], [1 / 3, 2 / 3]]) / 2
+    torch.testing.assert_close(g, expected)
+    with pytest.raises(TypeError, match="hidden"):
+        head_gradient(torch.zeros(2, 2, dtype=torch.long), logits, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="same N"):
+        head_gradient(torch.zeros(3, 2), logits, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="targets"):
+        head_gradient(hidden, logits, torch.tensor([0, 3]))
+    with pytest.raises(ValueError, match="targets"):
+        head_gradient(hidden, logits, torch.tensor([[0, 1]]))
+
+
+@given(n=st.integers(3, 12), d=st.integers(2, 6), seed=st.integers(0, 100))
+@settings(max_examples=30, deadline=None)
+def test_similarity_correlation_ignores_rotation_and_row_scale(n, d, seed):
+    gen = torch.Generator().manual_seed(seed)
+    A = torch.randn(n, d, generator=gen, dtype=torch.float64)
+    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=gen, dtype=torch.float64))
+    scale = torch.rand(n, 1, generator=gen, dtype=torch.float64) + 0.1
+    assert similarity_correlation(A, A) == pytest.approx(1.0, abs=1e-12)
+    assert similarity_correlation(A, (A @ Q) * scale) == pytest.approx(1.0, abs=1e-9)
+    B = torch.randn(n, d + 1, generator=gen, dtype=torch.float64)
+    assert similarity_correlation(A, B) == pytest.approx(similarity_correlation(B, A), abs=1e-12)
+
+
+def test_similarity_correlation_equals_numpy_corrcoef_and_errors():
+    import numpy as np
+
+    gen = torch.Generator().manual_seed(0)
+    A, B = torch.randn(6, 3, generator=gen), torch.randn(6, 4, generator=gen)
+
+    def sims(T: torch.Tensor) -> np.ndarray:
+        u = F.normalize(T.double(), dim=-1).numpy()
+        i, j = np.triu_indices(len(u), k=1)
+        return (u @ u.T)[i, j]
+
+    expected = np.corrcoef(sims(A), sims(B))[0, 1]
+    assert similarity_correlation(A, B) == pytest.approx(float(expected), abs=1e-12)
+    with pytest.raises(ValueError, match="same n"):
+        similarity_correlation(A, B[:5])
+    with pytest.raises(ValueError, match="zero row"):
+        similarity_correlation(torch.cat([A[:5], torch.zeros(1, 3)]), B)
+    with pytest.raises(ValueError, match="do not vary"):
+        similarity_correlation(torch.ones(4, 2), B[:4])
+    with pytest.raises(TypeError, match="A"):
+        similarity_correlation(torch.zeros(4, 2, dtype=torch.long), B[:4])

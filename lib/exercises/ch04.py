@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
+from typing import Any
 from unittest import mock
 
 import torch
@@ -69,15 +70,15 @@ def check_half_vocab(answer: int) -> None:
     )
 
 
-def _equivalent(make_optimizer: Callable, steps: int = 5) -> bool:
-    """Does a `.data`-shared pair train like true tying under this optimizer (to 1e-6)?
+def _distance(make_optimizer: Callable, steps: int = 5) -> float:
+    """How far a `.data`-shared pair ends from true tying under this optimizer.
 
     Args:
         make_optimizer: builds the optimizer from an iterable of parameters.
-        steps: training steps of the toy TinyLM(12, 8).
+        steps: training steps of the toy TinyLM(12, 8), as in the chapter's ``train_shared``.
 
     Returns:
-        True when the two tables end within 1e-6 of each other.
+        max |E_.data − E_tied| after ``steps`` steps.
     """
     results = []
     for how in ("tied", ".data"):
@@ -95,7 +96,12 @@ def _equivalent(make_optimizer: Callable, steps: int = 5) -> bool:
             loss.backward()
             optimizer.step()
         results.append(m.embed.weight.detach().clone())
-    return bool((results[0] - results[1]).abs().max() < 1e-6)
+    return float((results[0] - results[1]).abs().max())
+
+
+def _equivalent(make_optimizer: Callable, steps: int = 5) -> bool:
+    """Does a `.data`-shared pair train like true tying under this optimizer (to 1e-6)?"""
+    return _distance(make_optimizer, steps) < 1e-6
 
 
 #: The optimizers of the `.data` exercise.
@@ -105,44 +111,154 @@ SHARE_OPTIMIZERS: dict[str, Callable] = {
     "Adagrad": lambda p: torch.optim.Adagrad(p, lr=0.1),
 }
 
+#: Why each optimizer does or does not let `.data` sharing pass for tying (shown after measuring).
+SHARE_REASONS: dict[str, str] = {
+    "SGD, momentum 0.9": "momentum is a running sum of gradients, linear in the gradient, so the "
+    "two buffers add up to the tied one",
+    "SGD, weight decay 0.1": "the decay term λ·w is added once per Parameter, so the shared "
+    "storage is decayed twice per step",
+    "Adagrad": "each Parameter divides its gradient by the root of its own sum of squares, which "
+    "is not linear in the gradient",
+}
+
+#: The prediction log: the prediction recorded before the first measurement, and whether a
+#: measurement has been checked. Module state on purpose: it lives as long as the reader's kernel.
+_LOG: dict[str, Any] = {"prediction": None, "measured": False}
+
+
+def _reset_log() -> None:
+    """Forget the recorded prediction and measurement (a fresh kernel; used by the tests)."""
+    _LOG.update(prediction=None, measured=False)
+
 
 def _share_answers() -> dict[str, bool]:
     """The right answer: :func:`_equivalent` for every optimizer of SHARE_OPTIMIZERS."""
     return {name: _equivalent(make) for name, make in SHARE_OPTIMIZERS.items()}
 
 
+def _share_distances() -> dict[str, float]:
+    """The measurement: :func:`_distance` for every optimizer of SHARE_OPTIMIZERS."""
+    return {name: _distance(make) for name, make in SHARE_OPTIMIZERS.items()}
+
+
+def _predict_wrong() -> list[object]:
+    _reset_log()  # a kernel that has already measured: a valid prediction now is refused
+    _LOG.update(prediction=dict.fromkeys(SHARE_OPTIMIZERS, True), measured=True)
+    return [
+        True,
+        list(_share_answers().values()),
+        {"Adagrad": True},
+        {**dict.fromkeys(SHARE_OPTIMIZERS, True), "Adagrad": "yes"},
+        dict.fromkeys(SHARE_OPTIMIZERS, False),  # well formed, but after measuring
+    ]
+
+
+def _predict_right() -> dict[str, bool]:
+    _reset_log()  # a fresh kernel: nothing measured yet
+    return dict.fromkeys(SHARE_OPTIMIZERS, False)  # any well-formed prediction is recorded
+
+
+@exercise(
+    "ch04-data-sharing-predict",
+    chapter=CHAPTER,
+    wrong_answers=_predict_wrong,
+    right_answer=_predict_right,
+)
+def check_data_sharing_predict(answer: object) -> None:
+    """Record, before measuring, whether `.data` sharing will train like true tying.
+
+    Any well-formed prediction is recorded (it is not right or wrong until it is measured); once
+    a measurement has been checked, a new prediction is refused and the recorded one stands.
+
+    Args:
+        answer: the reader's dict ``{optimizer name: bool}`` over SHARE_OPTIMIZERS: True where
+            the `.data` version will end within 1e-6 of true tying after five steps.
+
+    Raises:
+        ExerciseFailed: a malformed prediction, or a prediction made after measuring.
+    """
+    if not (isinstance(answer, dict) and set(answer) == set(SHARE_OPTIMIZERS)):
+        raise ExerciseFailed(
+            f"answer must be a dict with the keys {sorted(SHARE_OPTIMIZERS)} and bool values"
+        )
+    require(all(isinstance(v, bool) for v in answer.values()), "every value must be True or False")
+    if _LOG["measured"]:
+        raise ExerciseFailed(
+            "you have measured already, so this is no longer a prediction; the one recorded "
+            f"before measuring stands: {_LOG['prediction']}. (Restart the kernel to start over.)"
+        )
+    _LOG["prediction"] = dict(answer)
+    print(f"Prediction recorded: {answer}. Now measure (next exercise cell).")
+
+
+def _measure_wrong() -> list[object]:
+    """Wrong measurements, with a prediction recorded (so only the measurement can reject them).
+
+    The refusal of a right measurement made without a prediction is tested on its own in
+    tests/test_exercises_ch04.py.
+    """
+    right = _share_distances()
+    _reset_log()
+    _LOG["prediction"] = dict.fromkeys(SHARE_OPTIMIZERS, True)
+    return [
+        _share_answers(),  # booleans, not the measurement
+        {name: 0.0 for name in right},  # a guess, not a measurement
+        {name: right[name] * 10 + 1e-3 for name in right},
+        {name: right[name] * 1.01 + 2e-6 for name in right},  # off by more than the tolerance
+        {"Adagrad": right["Adagrad"]},
+    ]
+
+
+def _measure_right() -> dict[str, float]:
+    _reset_log()
+    _LOG["prediction"] = dict.fromkeys(SHARE_OPTIMIZERS, True)  # a wrong prediction still passes
+    return _share_distances()
+
+
 @exercise(
     "ch04-data-sharing",
     chapter=CHAPTER,
-    wrong_answers=lambda: [
-        dict.fromkeys(SHARE_OPTIMIZERS, True),
-        dict.fromkeys(SHARE_OPTIMIZERS, False),
-        {name: not v for name, v in _share_answers().items()},
-        list(_share_answers().values()),
-    ],
-    right_answer=_share_answers,
+    wrong_answers=_measure_wrong,
+    right_answer=_measure_right,
 )
-def check_data_sharing(answer: dict[str, bool]) -> None:
-    """For each optimizer of SHARE_OPTIMIZERS: does `.data` sharing train like true tying?
+def check_data_sharing(answer: object) -> None:
+    """The measured distance of `.data` sharing from true tying, compared with the prediction.
 
     Args:
-        answer: the reader's dict ``{optimizer name: bool}``.
+        answer: the reader's dict ``{optimizer name: float}``: max |E_.data − E_tied| after five
+            steps of the chapter's ``train_shared``, for every optimizer of SHARE_OPTIMIZERS.
+
     Raises:
-        ExerciseFailed: the answer is wrong (the message says what to look at).
+        ExerciseFailed: a malformed answer, no prediction recorded before measuring, or a number
+            that is not the measurement (within 1e-6 + 0.1 % of the checker's own run).
     """
+    if not (isinstance(answer, dict) and set(answer) == set(SHARE_OPTIMIZERS)):
+        raise ExerciseFailed(
+            f"answer must be a dict with the keys {sorted(SHARE_OPTIMIZERS)} and float values "
+            "(the measured max |E_.data - E_tied|)"
+        )
     require(
-        isinstance(answer, dict) and set(answer) == set(SHARE_OPTIMIZERS),
-        f"answer must be a dict with the keys {sorted(SHARE_OPTIMIZERS)} and bool values",
+        all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in answer.values()),
+        "every value must be a float: the measured max |E_.data - E_tied|, not a True/False",
     )
-    require(all(isinstance(v, bool) for v in answer.values()), "every value must be True or False")
-    right = _share_answers()
-    wrong = sorted(name for name in right if answer[name] != right[name])
     require(
-        not wrong,
-        f"not right for {wrong}: run both versions (true tying and .data sharing) for a few steps "
-        "with each optimizer and compare the tables; think about which updates are linear in the "
-        "gradient and which apply something per parameter",
+        _LOG["prediction"] is not None,
+        "record your prediction first (the exercise cell before this one), then measure",
     )
+    right = _share_distances()
+    off = sorted(n for n in right if abs(float(answer[n]) - right[n]) > 1e-6 + 1e-3 * right[n])
+    require(
+        not off,
+        f"not the measurement for {off}: run train_shared('tied', make) and "
+        "train_shared('.data', make) for each optimizer and take (E_tied - E_data).abs().max()",
+    )
+    _LOG["measured"] = True
+    for name, dist in right.items():
+        equal = dist < 1e-6
+        held = _LOG["prediction"][name] == equal
+        verdict = "as predicted" if held else "not as predicted"
+        shown = "< 1e-6" if equal else f"{dist:.2f}"  # rounding noise below 1e-6 not shown
+        print(f"{name}: max |E_.data - E_tied| {shown}, {verdict}: {SHARE_REASONS[name]}")
 
 
 def _tiny_lm_cases() -> list[tuple[int, int, int, bool]]:
