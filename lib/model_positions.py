@@ -23,7 +23,7 @@ from lib.hybrid_layers import layer_types_from_pattern, rope_layer_flags
 from lib.partial_rope import partial_rotary_inv_freq, proportional_inv_freq
 from lib.rope import rope_inv_freq
 
-__all__ = ["MODELS", "ModelPositions", "layer_inv_freqs", "layer_table"]
+__all__ = ["MODELS", "OVERRIDES", "ModelPositions", "layer_inv_freqs", "layer_table"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,18 @@ MODELS: dict[str, ModelPositions] = {
     "GPT-NeoX": _row("GPTNeoXConfig", "gpt_neox", 44, 96,
                      {"all": _rope(10000.0, partial_rotary_factor=0.25)}, 50432, 2048),
 }  # fmt: skip
+
+#: Fields where a released checkpoint's config.json differs from a ``"defaults"`` row:
+#: ``{row: {"source": where, field: (transformers' default in the row, released value)}}``.
+OVERRIDES: dict[str, dict[str, object]] = {
+    "SmolLM3": {
+        "source": "released config.json of HuggingFaceTB/SmolLM3-3B (public verbatim copy: "
+        "https://github.com/fetchwiki/HuggingFaceTB-SmolLM3-3B/blob/"
+        "24f7882f92998ee0e691d105ade637afc3e5171f/config.json)",
+        "rope_theta": (2000000.0, 5000000.0),
+        "max_position_embeddings": (32768, 65536),
+    },
+}
 
 
 def layer_table(name: str) -> list[dict[str, object]]:

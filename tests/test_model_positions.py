@@ -5,7 +5,7 @@ import torch
 import transformers
 from transformers.models.gemma4.configuration_gemma4 import Gemma4TextConfig
 
-from lib.model_positions import MODELS, layer_inv_freqs, layer_table
+from lib.model_positions import MODELS, OVERRIDES, layer_inv_freqs, layer_table
 
 # The released config.json fields of the rows whose ``source_kind`` is "released", as the public
 # copies named in each row's ``source`` hold them (the fields that bear on positions and size).
@@ -161,16 +161,22 @@ RELEASED = {
             "no_rope_layers": [1, 1, 1, 0] * 9, "layer_types": ["full_attention"] * 36,
             "rope_theta": 5000000.0, "max_position_embeddings": 65536,
         },
-        # field: (transformers' default in the row, the released SmolLM3-3B value)
-        "overrides": {"rope_theta": (2000000.0, 5000000.0), "max_position_embeddings": (32768, 65536)},
     },
 }  # fmt: skip
+
+
+def test_every_override_has_its_released_copy():
+    assert set(OVERRIDES) == set(RELEASED)
+    assert all(MODELS[n].source_kind == "defaults" for n in OVERRIDES)
 
 
 @pytest.mark.parametrize("name", sorted(RELEASED))
 def test_row_agrees_with_the_released_config_json(name):
     row, released = MODELS[name], RELEASED[name]
-    cfg, overrides = released["config"], released["overrides"]
+    cfg = released["config"]
+    # field: (transformers' default in the row, the released value), as lib.OVERRIDES records them
+    overrides = {k: v for k, v in OVERRIDES[name].items() if k != "source"}
+    assert released["url"] in str(OVERRIDES[name]["source"])
     assert row.num_hidden_layers == cfg["num_hidden_layers"]
     assert row.vocab_size == cfg["vocab_size"]
     assert row.head_dim == cfg["hidden_size"] // cfg["num_attention_heads"]
@@ -181,6 +187,7 @@ def test_row_agrees_with_the_released_config_json(name):
     assert [int(r["rope"] is not None) for r in table] == cfg["no_rope_layers"]
     values = {"rope_theta": row.rope["all"]["rope_theta"],
               "max_position_embeddings": row.max_position_embeddings}  # fmt: skip
+    assert set(overrides) <= set(values)
     for field_name, value in values.items():
         if field_name in overrides:
             default, released_value = overrides[field_name]
