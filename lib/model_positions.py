@@ -6,7 +6,7 @@ docstring ties to the named checkpoint) and modeling code (which layers rotate, 
 another base: SmolLM3-3B's released config.json has ``rope_theta`` 5,000,000 where the class
 default is 2,000,000). Families whose configuration class defaults describe another model (Llama
 3.1/3.2 share ``LlamaConfig``, whose defaults stand for meta-llama/Llama-2-7b-hf per its
-``@auto_docstring``) are rows of a released config.json
+``@auto_docstring``; Phi-4 shares ``Phi3Config``, whose defaults are Phi-3-mini's) are rows of a released config.json
 instead: ``source_kind == "released"``, the copy named in ``source``. Fields that were not checked
 against a primary source are left out. ``tests/test_model_positions.py`` instantiates each
 configuration class (with the released values where the row is released) and compares every field.
@@ -91,6 +91,10 @@ _LLAMA_32 = (
     "https://huggingface.co/ariG23498/layer-skip-v0/blame/ab64ee42adea0da8e188087514b90d79aceccfb7/config.json); "
     "modeling_llama.py"
 )
+_PHI_4 = (
+    "released config.json of microsoft/phi-4 "
+    "(https://huggingface.co/microsoft/phi-4/blob/refs%2Fpr%2F10/config.json); modeling_phi3.py"
+)
 
 
 def _rope(theta: float, **kw: object) -> dict[str, object]:
@@ -168,6 +172,8 @@ MODELS: dict[str, ModelPositions] = {
     "Qwen2.5-VL": _row("Qwen2_5_VLTextConfig", "qwen2_5_vl", 80, 128, {"all": _rope(1000000.0)},
                        152064, 32768),
     "Phi-3": _row("Phi3Config", "phi3", 32, 96, {"all": _rope(10000.0)}, 32064, 4096),
+    "Phi-4": _row("Phi3Config", "phi3", 40, 128, {"all": _rope(250000.0)}, 100352, 16384,
+                  released=_PHI_4),
     "OLMo 2": _row("Olmo2Config", "olmo2", 32, 128, {"all": _rope(10000.0)}, 50304, 2048),
     "OLMo 3": _row("Olmo3Config", "olmo3", 32, 128,
                    {"sliding_attention": _rope(500000.0), "full_attention": _rope(500000.0)},

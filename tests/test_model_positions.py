@@ -24,6 +24,12 @@ RELEASED_ROWS = {
         "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                          "original_max_position_embeddings": 8192, "rope_type": "llama3"},
     },
+    "Phi-4": {
+        "num_hidden_layers": 40, "hidden_size": 5120, "num_attention_heads": 40,
+        "num_key_value_heads": 10, "vocab_size": 100352, "max_position_embeddings": 16384,
+        "original_max_position_embeddings": 16384, "rope_theta": 250000, "rope_scaling": None,
+        "sliding_window": None, "tie_word_embeddings": False,
+    },
 }  # fmt: skip
 
 
