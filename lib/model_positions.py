@@ -1,11 +1,15 @@
-"""Position machinery of current model families, as transformers 5.24 configures them by default.
+"""Position machinery of current model families, read from transformers 5.24 and released configs.
 
-Each row is read from the pinned transformers' configuration class of the family (its defaults,
-which its docstring ties to the named checkpoint) and modeling code (which layers rotate, the
-pairing). They are transformers' *default* configurations, not every released checkpoint's
-``config.json``: a checkpoint may override a default (a larger window, a YaRN factor); rows and
-fields that were not checked against a primary source are left out. ``tests/test_model_positions.py``
-instantiates each configuration class and compares every field.
+Most rows are the pinned transformers' configuration class of the family (its defaults, which its
+docstring ties to the named checkpoint) and modeling code (which layers rotate, the pairing):
+``source_kind == "defaults"``. A checkpoint may override a default (a larger window, a YaRN factor,
+another base: SmolLM3-3B's released config.json has ``rope_theta`` 5,000,000 where the class
+default is 2,000,000). Families whose configuration class defaults describe another model (Llama
+3.1/3.2 share ``LlamaConfig``, whose defaults stand for meta-llama/Llama-2-7b-hf per its
+``@auto_docstring``; Phi-4 shares ``Phi3Config``, whose defaults are Phi-3-mini's) are rows of a released config.json
+instead: ``source_kind == "released"``, the copy named in ``source``. Fields that were not checked
+against a primary source are left out. ``tests/test_model_positions.py`` instantiates each
+configuration class (with the released values where the row is released) and compares every field.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from lib.hybrid_layers import layer_types_from_pattern, rope_layer_flags
 from lib.partial_rope import partial_rotary_inv_freq, proportional_inv_freq
 from lib.rope import rope_inv_freq
 
-__all__ = ["MODELS", "ModelPositions", "layer_inv_freqs", "layer_table"]
+__all__ = ["MODELS", "OVERRIDES", "ModelPositions", "layer_inv_freqs", "layer_table"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class ModelPositions:
         source: where the row was read.
         sliding_on_every_layer: every layer is a sliding-window layer (Mistral: the modeling code
             passes ``config.sliding_window`` to every layer's attention).
+        source_kind: ``"defaults"`` (transformers' configuration class defaults) or
+            ``"released"`` (a released checkpoint's config.json, named in ``source``).
     """
 
     config_class: str
@@ -69,103 +75,130 @@ class ModelPositions:
     head_dims: dict[str, int] = field(default_factory=dict)
     source: str = ""
     sliding_on_every_layer: bool = False
+    source_kind: str = "defaults"
 
 
 _SRC = "transformers 5.24.0, models/{m}/configuration_{m}.py defaults and modeling_{m}.py"
 _DEF = {"rope_type": "default", "partial_rotary_factor": 1.0, "factor": 1.0}
+_LLAMA_31 = (
+    "released config.json of meta-llama/Llama-3.1-8B (public verbatim copies: "
+    "https://huggingface.co/mlx-community/Meta-Llama-3.1-8B-bf16/blob/refs%2Fpr%2F1/config.json, "
+    "https://huggingface.co/NbAiLab/nb-llama-3.1-8B/blob/main/config.json); modeling_llama.py"
+)
+_LLAMA_32 = (
+    "released config.json of meta-llama/Llama-3.2-1B (public verbatim copies: "
+    "https://huggingface.co/Emm9625/Llama-3.2-1B-chatml/blob/main/config.json, "
+    "https://huggingface.co/ariG23498/layer-skip-v0/blame/ab64ee42adea0da8e188087514b90d79aceccfb7/config.json); "
+    "modeling_llama.py"
+)
+_PHI_4 = (
+    "released config.json of microsoft/phi-4 "
+    "(https://huggingface.co/microsoft/phi-4/blob/refs%2Fpr%2F10/config.json); modeling_phi3.py"
+)
 
 
 def _rope(theta: float, **kw: object) -> dict[str, object]:
     return {**_DEF, "rope_theta": theta, **kw}
 
 
-#: The rows, keyed by a display name (each with its ``source``).
+def _row(
+    config_class: str,
+    module: str,
+    layers: int,
+    head_dim: int,
+    rope: dict[str, dict[str, object]],
+    vocab: int,
+    max_len: int,
+    *,
+    pattern: int = 0,
+    window: int | None = None,
+    nope: int = 0,
+    rope_only_on_sliding: bool = False,
+    chunk: int | None = None,
+    linear: int = 0,
+    pairing: str = "half",
+    rotated: int | None = None,
+    qk: int | None = None,
+    tie: bool = False,
+    head_dims: dict[str, int] | None = None,
+    sliding_on_every_layer: bool = False,
+    released: str = "",
+) -> ModelPositions:
+    """One row: the fields a family sets, the rest at their usual value (keywords, so no two
+    rows repeat the same positional list). ``released`` names a released config.json instead of
+    transformers' defaults."""
+    return ModelPositions(
+        config_class, layers, head_dim, rope, pattern, window, nope, rope_only_on_sliding, chunk,
+        linear, pairing, rotated, qk, tie, vocab, max_len, head_dims or {},
+        source=released or _SRC.format(m=module), sliding_on_every_layer=sliding_on_every_layer,
+        source_kind="released" if released else "defaults",
+    )  # fmt: skip
+
+
+#: The rows, keyed by a display name (each with its ``source`` and ``source_kind``).
 MODELS: dict[str, ModelPositions] = {
-    "Gemma 2": ModelPositions(
-        "Gemma2Config", 26, 256, {"all": _rope(10000.0)}, 2, 4096, 0, False, None, 0,
-        "half", None, None, True, 256000, 8192, source=_SRC.format(m="gemma2"),
-    ),
-    "Gemma 3": ModelPositions(
-        "Gemma3TextConfig", 26, 256,
-        {"sliding_attention": _rope(10000.0), "full_attention": _rope(1000000.0)},
-        6, 4096, 0, False, None, 0, "half", None, None, True, 262208, 131072,
-        source=_SRC.format(m="gemma3"),
-    ),
-    "Gemma 4": ModelPositions(
-        "Gemma4TextConfig", 30, 256,
-        {
-            "sliding_attention": _rope(10000.0),
-            "full_attention": _rope(1000000.0, rope_type="proportional", partial_rotary_factor=0.25),
-        },
-        6, 512, 0, False, None, 0, "half", None, None, True, 262144, 131072,
-        head_dims={"full_attention": 512}, source=_SRC.format(m="gemma4"),
-    ),
-    "Llama 4 Scout": ModelPositions(
-        "Llama4TextConfig", 48, 128, {"all": _rope(500000.0)}, 0, None, 4, False, 8192, 0,
-        "interleaved", None, None, False, 202048, 131072, source=_SRC.format(m="llama4"),
-    ),
-    "Cohere2": ModelPositions(
-        "Cohere2Config", 40, 128, {"all": _rope(10000.0)}, 4, 4096, 0, True, None, 0,
-        "interleaved", None, None, True, 256000, 8192, source=_SRC.format(m="cohere2"),
-    ),
-    "SmolLM3": ModelPositions(
-        "SmolLM3Config", 36, 128, {"all": _rope(2000000.0)}, 0, None, 4, False, None, 0,
-        "half", None, None, True, 128256, 32768, source=_SRC.format(m="smollm3"),
-    ),
-    "gpt-oss": ModelPositions(
-        "GptOssConfig", 36, 64,
-        {"all": _rope(150000.0, rope_type="yarn", factor=32.0)},
-        2, 128, 0, False, None, 0, "half", None, None, False, 201088, 131072,
-        source=_SRC.format(m="gpt_oss"),
-    ),
-    "DeepSeek-V3": ModelPositions(
-        "DeepseekV3Config", 61, 64, {"all": _rope(10000.0)}, 0, None, 0, False, None, 0,
-        "interleaved", 64, 192, False, 129280, 4096, source=_SRC.format(m="deepseek_v3"),
-    ),
-    "Qwen3-Next": ModelPositions(
-        "Qwen3NextConfig", 48, 256, {"all": _rope(10000.0, partial_rotary_factor=0.25)},
-        0, None, 0, False, None, 4, "half", None, None, False, 151936, 32768,
-        source=_SRC.format(m="qwen3_next"),
-    ),
-    "Qwen2.5-VL": ModelPositions(
-        "Qwen2_5_VLTextConfig", 80, 128, {"all": _rope(1000000.0)}, 0, None, 0, False, None, 0,
-        "half", None, None, False, 152064, 32768, source=_SRC.format(m="qwen2_5_vl"),
-    ),
-    "Phi-3": ModelPositions(
-        "Phi3Config", 32, 96, {"all": _rope(10000.0)}, 0, None, 0, False, None, 0,
-        "half", None, None, False, 32064, 4096, source=_SRC.format(m="phi3"),
-    ),
-    "OLMo 2": ModelPositions(
-        "Olmo2Config", 32, 128, {"all": _rope(10000.0)}, 0, None, 0, False, None, 0,
-        "half", None, None, False, 50304, 2048, source=_SRC.format(m="olmo2"),
-    ),
-    "OLMo 3": ModelPositions(
-        "Olmo3Config", 32, 128,
-        {"sliding_attention": _rope(500000.0), "full_attention": _rope(500000.0)},
-        4, 4096, 0, False, None, 0, "half", None, None, False, 50304, 2048,
-        source=_SRC.format(m="olmo3"),
-    ),
-    "Mistral": ModelPositions(
-        "MistralConfig", 32, 128, {"all": _rope(10000.0)}, 0, 4096, 0, False, None, 0,
-        "half", None, None, False, 32000, 131072, source=_SRC.format(m="mistral"),
-        sliding_on_every_layer=True,
-    ),
-    "Ministral 3": ModelPositions(
-        "Ministral3Config", 34, 128, {"all": _rope(1000000.0, rope_type="yarn", factor=16.0)},
-        0, None, 0, False, None, 0, "half", None, None, False, 131072, 262144,
-        source=_SRC.format(m="ministral3"),
-    ),
-    "GLM-4": ModelPositions(
-        "Glm4Config", 40, 128, {"all": _rope(10000.0, partial_rotary_factor=0.5)},
-        0, None, 0, False, None, 0, "interleaved", None, None, False, 151552, 131072,
-        source=_SRC.format(m="glm4"),
-    ),
-    "GPT-NeoX": ModelPositions(
-        "GPTNeoXConfig", 44, 96, {"all": _rope(10000.0, partial_rotary_factor=0.25)},
-        0, None, 0, False, None, 0, "half", None, None, False, 50432, 2048,
-        source=_SRC.format(m="gpt_neox"),
-    ),
+    "Gemma 2": _row("Gemma2Config", "gemma2", 26, 256, {"all": _rope(10000.0)}, 256000, 8192,
+                    pattern=2, window=4096, tie=True),
+    "Gemma 3": _row("Gemma3TextConfig", "gemma3", 26, 256,
+                    {"sliding_attention": _rope(10000.0), "full_attention": _rope(1000000.0)},
+                    262208, 131072, pattern=6, window=4096, tie=True),
+    "Gemma 4": _row("Gemma4TextConfig", "gemma4", 30, 256,
+                    {"sliding_attention": _rope(10000.0),
+                     "full_attention": _rope(1000000.0, rope_type="proportional",
+                                             partial_rotary_factor=0.25)},
+                    262144, 131072, pattern=6, window=512, tie=True,
+                    head_dims={"full_attention": 512}),
+    "Llama 3.1 8B": _row("LlamaConfig", "llama", 32, 128,
+                         {"all": _rope(500000.0, rope_type="llama3", factor=8.0)}, 128256, 131072,
+                         released=_LLAMA_31),
+    "Llama 3.2 1B": _row("LlamaConfig", "llama", 16, 64,
+                         {"all": _rope(500000.0, rope_type="llama3", factor=32.0)}, 128256, 131072,
+                         tie=True, released=_LLAMA_32),
+    "Llama 4 Scout": _row("Llama4TextConfig", "llama4", 48, 128, {"all": _rope(500000.0)},
+                          202048, 131072, nope=4, chunk=8192, pairing="interleaved"),
+    "Cohere2": _row("Cohere2Config", "cohere2", 40, 128, {"all": _rope(10000.0)}, 256000, 8192,
+                    pattern=4, window=4096, rope_only_on_sliding=True, pairing="interleaved",
+                    tie=True),
+    "SmolLM3": _row("SmolLM3Config", "smollm3", 36, 128, {"all": _rope(2000000.0)}, 128256, 32768,
+                    nope=4, tie=True),
+    "gpt-oss": _row("GptOssConfig", "gpt_oss", 36, 64,
+                    {"all": _rope(150000.0, rope_type="yarn", factor=32.0)}, 201088, 131072,
+                    pattern=2, window=128),
+    "DeepSeek-V3": _row("DeepseekV3Config", "deepseek_v3", 61, 64, {"all": _rope(10000.0)},
+                        129280, 4096, pairing="interleaved", rotated=64, qk=192),
+    "Qwen3-Next": _row("Qwen3NextConfig", "qwen3_next", 48, 256,
+                       {"all": _rope(10000.0, partial_rotary_factor=0.25)}, 151936, 32768,
+                       linear=4),
+    "Qwen2.5-VL": _row("Qwen2_5_VLTextConfig", "qwen2_5_vl", 80, 128, {"all": _rope(1000000.0)},
+                       152064, 32768),
+    "Phi-3": _row("Phi3Config", "phi3", 32, 96, {"all": _rope(10000.0)}, 32064, 4096),
+    "Phi-4": _row("Phi3Config", "phi3", 40, 128, {"all": _rope(250000.0)}, 100352, 16384,
+                  released=_PHI_4),
+    "OLMo 2": _row("Olmo2Config", "olmo2", 32, 128, {"all": _rope(10000.0)}, 50304, 2048),
+    "OLMo 3": _row("Olmo3Config", "olmo3", 32, 128,
+                   {"sliding_attention": _rope(500000.0), "full_attention": _rope(500000.0)},
+                   50304, 2048, pattern=4, window=4096),
+    "Mistral": _row("MistralConfig", "mistral", 32, 128, {"all": _rope(10000.0)}, 32000, 131072,
+                    window=4096, sliding_on_every_layer=True),
+    "Ministral 3": _row("Ministral3Config", "ministral3", 34, 128,
+                        {"all": _rope(1000000.0, rope_type="yarn", factor=16.0)}, 131072, 262144),
+    "GLM-4": _row("Glm4Config", "glm4", 40, 128, {"all": _rope(10000.0, partial_rotary_factor=0.5)},
+                  151552, 131072, pairing="interleaved"),
+    "GPT-NeoX": _row("GPTNeoXConfig", "gpt_neox", 44, 96,
+                     {"all": _rope(10000.0, partial_rotary_factor=0.25)}, 50432, 2048),
 }  # fmt: skip
+
+#: Fields where a released checkpoint's config.json differs from a ``"defaults"`` row:
+#: ``{row: {"source": where, field: (transformers' default in the row, released value)}}``.
+OVERRIDES: dict[str, dict[str, object]] = {
+    "SmolLM3": {
+        "source": "released config.json of HuggingFaceTB/SmolLM3-3B (public verbatim copy: "
+        "https://github.com/fetchwiki/HuggingFaceTB-SmolLM3-3B/blob/"
+        "24f7882f92998ee0e691d105ade637afc3e5171f/config.json)",
+        "rope_theta": (2000000.0, 5000000.0),
+        "max_position_embeddings": (32768, 65536),
+    },
+}
 
 
 def layer_table(name: str) -> list[dict[str, object]]:

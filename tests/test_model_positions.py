@@ -5,13 +5,56 @@ import torch
 import transformers
 from transformers.models.gemma4.configuration_gemma4 import Gemma4TextConfig
 
-from lib.model_positions import MODELS, layer_inv_freqs, layer_table
+from lib.model_positions import MODELS, OVERRIDES, layer_inv_freqs, layer_table
+
+# The released config.json fields of the rows whose ``source_kind`` is "released", as the public
+# copies named in each row's ``source`` hold them (the fields that bear on positions and size).
+RELEASED_ROWS = {
+    "Llama 3.1 8B": {
+        "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+        "rope_theta": 500000.0, "tie_word_embeddings": False,
+        "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    },
+    "Llama 3.2 1B": {
+        "num_hidden_layers": 16, "hidden_size": 2048, "num_attention_heads": 32, "head_dim": 64,
+        "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+        "rope_theta": 500000.0, "tie_word_embeddings": True,
+        "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    },
+    "Phi-4": {
+        "num_hidden_layers": 40, "hidden_size": 5120, "num_attention_heads": 40,
+        "num_key_value_heads": 10, "vocab_size": 100352, "max_position_embeddings": 16384,
+        "original_max_position_embeddings": 16384, "rope_theta": 250000, "rope_scaling": None,
+        "sliding_window": None, "tie_word_embeddings": False,
+    },
+}  # fmt: skip
 
 
-def _config(row):
+def _config(name):
+    row = MODELS[name]
     if row.config_class == "Gemma4TextConfig":
         return Gemma4TextConfig()
-    return getattr(transformers, row.config_class)()
+    return getattr(transformers, row.config_class)(**RELEASED_ROWS.get(name, {}))
+
+
+def test_released_rows_are_exactly_those_with_a_copy():
+    released = {n for n, r in MODELS.items() if r.source_kind == "released"}
+    assert released == set(RELEASED_ROWS)
+    assert {r.source_kind for r in MODELS.values()} == {"defaults", "released"}
+    for name in released:
+        assert "released config.json" in MODELS[name].source and "https://" in MODELS[name].source
+    for name in set(MODELS) - released:
+        assert MODELS[name].source.startswith("transformers 5.24.0")
+
+
+def test_llama_defaults_are_not_llama3():
+    """Why the Llama 3.x rows read a released config: LlamaConfig's defaults are another model."""
+    cfg = transformers.LlamaConfig()
+    assert cfg.rope_parameters["rope_type"] == "default"
+    assert cfg.rope_parameters["rope_theta"] != MODELS["Llama 3.1 8B"].rope["all"]["rope_theta"]
 
 
 def _head_dim(cfg):
@@ -29,7 +72,7 @@ def _tie(cfg):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_row_equals_transformers_config(name):
     row = MODELS[name]
-    cfg = _config(row)
+    cfg = _config(name)
     assert row.num_hidden_layers == cfg.num_hidden_layers
     assert row.vocab_size == cfg.vocab_size
     assert row.tie_word_embeddings == _tie(cfg)
@@ -124,16 +167,22 @@ RELEASED = {
             "no_rope_layers": [1, 1, 1, 0] * 9, "layer_types": ["full_attention"] * 36,
             "rope_theta": 5000000.0, "max_position_embeddings": 65536,
         },
-        # field: (transformers' default in the row, the released SmolLM3-3B value)
-        "overrides": {"rope_theta": (2000000.0, 5000000.0), "max_position_embeddings": (32768, 65536)},
     },
 }  # fmt: skip
+
+
+def test_every_override_has_its_released_copy():
+    assert set(OVERRIDES) == set(RELEASED)
+    assert all(MODELS[n].source_kind == "defaults" for n in OVERRIDES)
 
 
 @pytest.mark.parametrize("name", sorted(RELEASED))
 def test_row_agrees_with_the_released_config_json(name):
     row, released = MODELS[name], RELEASED[name]
-    cfg, overrides = released["config"], released["overrides"]
+    cfg = released["config"]
+    # field: (transformers' default in the row, the released value), as lib.OVERRIDES records them
+    overrides = {k: v for k, v in OVERRIDES[name].items() if k != "source"}
+    assert released["url"] in str(OVERRIDES[name]["source"])
     assert row.num_hidden_layers == cfg["num_hidden_layers"]
     assert row.vocab_size == cfg["vocab_size"]
     assert row.head_dim == cfg["hidden_size"] // cfg["num_attention_heads"]
@@ -144,6 +193,7 @@ def test_row_agrees_with_the_released_config_json(name):
     assert [int(r["rope"] is not None) for r in table] == cfg["no_rope_layers"]
     values = {"rope_theta": row.rope["all"]["rope_theta"],
               "max_position_embeddings": row.max_position_embeddings}  # fmt: skip
+    assert set(overrides) <= set(values)
     for field_name, value in values.items():
         if field_name in overrides:
             default, released_value = overrides[field_name]

@@ -116,3 +116,53 @@ def check_rerotate(answer: torch.Tensor) -> None:
         torch.allclose(answer.double(), expected, atol=1e-5),
         "rotate the cached key by Δ = 60 - 100 = -40 (lib.rope_cache.rerotate_keys)",
     )
+
+
+#: Exercise 3: Llama 3.2 1B's released config (head 64, base 500,000; llama3 factor 32,
+#: low_freq_factor 1, high_freq_factor 4, original 8,192 positions).
+L32_HEAD, L32_BASE, L32_FACTOR, L32_ORIGINAL, L32_LOW, L32_HIGH = 64, 500_000.0, 32, 8192, 1.0, 4.0
+
+
+def _llama3_wavelengths() -> list[float]:
+    return [2 * math.pi * L32_BASE ** (2 * i / L32_HEAD) for i in range(L32_HEAD // 2)]
+
+
+def _divided_by_factor() -> int:
+    """Pairs whose wavelength exceeds original/low_freq_factor: llama3 divides them by the factor."""
+    return sum(w > L32_ORIGINAL / L32_LOW for w in _llama3_wavelengths())
+
+
+def _kept() -> int:
+    """Pairs whose wavelength is below original/high_freq_factor: llama3 leaves them alone."""
+    return sum(w < L32_ORIGINAL / L32_HIGH for w in _llama3_wavelengths())
+
+
+@exercise(
+    "today-llama3-divided",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [_kept(), L32_HEAD // 2 - _kept(), 0, L32_HEAD // 2, "14"],
+    right_answer=_divided_by_factor,
+)
+def check_llama3_divided(answer: int) -> None:
+    """How many of Llama 3.2 1B's 32 pairs llama3 scaling divides by the full factor 32.
+
+    Args:
+        answer: a count of pairs, an int.
+
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
+    answer = require_int(answer, f"answer must be an int, got {type(answer).__name__} {answer!r}")
+    require(
+        answer != _kept(),
+        "that counts the pairs llama3 leaves alone (wavelength < 8192/4): the question asks for "
+        "the ones divided by 32",
+    )
+    require(
+        answer != L32_HEAD // 2 - _kept(),
+        "that includes the band between 2,048 and 8,192 tokens, which is interpolated, not divided",
+    )
+    require(
+        answer == _divided_by_factor(),
+        f"got {answer}: θ_i = 500000^(-2i/64); count the pairs with 2π/θ_i > 8192/1",
+    )
