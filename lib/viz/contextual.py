@@ -143,7 +143,7 @@ def layer_similarity_figure(
 
     layers = list(range(n_points))
     labels = layer_labels(n_points - 1)
-    ticks = ["0 (emb.)", *labels[1:]]  # short: the long label overlapped ticks 1-2
+    ticks = ["0", *labels[1:]]  # "0 (embeddings)" overlapped ticks 1-2: said in the title
     fig = go.Figure()
     for k, (name, value) in enumerate(series.items()):
         colour = palette(k)
@@ -172,7 +172,7 @@ def layer_similarity_figure(
                 y=mean.tolist(),
                 mode="lines+markers",
                 line={"color": colour, "width": 3},
-                marker={"size": 8},
+                marker={"size": 8, "color": colour},  # explicit: the PNG renderer needs it
                 name=f"{name} ({value.shape[0]} pairs)",
                 legendgroup=name,
                 customdata=[
@@ -195,7 +195,7 @@ def layer_similarity_figure(
             )
         )
     fig.update_xaxes(
-        title="layer",
+        title="layer (0 = embeddings)",
         tickmode="array",
         tickvals=layers,
         ticktext=ticks,
