@@ -367,7 +367,7 @@ def sentence_embeddings(sentences: Sequence[str]) -> torch.Tensor:
 # --- The decoder side: SmolLM2-135M (lib.smollm loads it) -------------------------------------
 
 #: How a sentence vector is pooled from token states (see :func:`pool_states`).
-POOLINGS: tuple[str, ...] = ("mean", "last", "weighted_mean")
+POOLINGS: tuple[str, ...] = ("mean", "last", "weighted_mean", "first")
 
 
 def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str = "mean") -> torch.Tensor:
@@ -376,11 +376,13 @@ def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str = "mean")
     ``"mean"`` averages the real tokens (Sentence-BERT's pooling); ``"last"`` takes the last real
     token, the only one a causal decoder lets see the whole text (last-token
     pooling); ``"weighted_mean"`` weights token t (1-based) by t, SGPT's position-weighted mean, so
-    later tokens, which have seen more of the text, count more. Padding never enters.
+    later tokens, which have seen more of the text, count more; ``"first"`` takes the first token,
+    BERT's ``[CLS]`` pooling (in a causal decoder the first token sees nothing after itself, so
+    there it is a constant, not a sentence vector). Padding never enters.
 
     Equation:
         mean: Σ_t m_t h_t / Σ_t m_t;  last: h_{t*}, t* = max{t : m_t = 1};
-        weighted_mean: Σ_t t m_t h_t / Σ_t t m_t  (t = 1 … T)
+        weighted_mean: Σ_t t m_t h_t / Σ_t t m_t  (t = 1 … T);  first: h_1
 
     Args:
         states: token states, floating, ``[B, T, d]``.
@@ -402,6 +404,7 @@ def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str = "mean")
     References:
         Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
         Muennighoff, SGPT, arXiv:2202.08904.
+        Devlin et al., BERT, arXiv:1810.04805.
     """
     pooling = check_choice("pooling", pooling, POOLINGS)
     states = check_floating("states", states)
@@ -418,6 +421,8 @@ def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str = "mean")
         if bool((m[:, 1:] > m[:, :-1]).any()):
             raise ValueError("mask must be right padding: ones, then zeros, in every row")
     weights = mask.to(states.dtype)  # [B, T]
+    if pooling == "first":
+        return states[:, 0]
     if pooling == "last":
         last = mask.long().sum(1) - 1  # [B]: index of the last real token
         return states[torch.arange(states.shape[0], device=states.device), last]
@@ -435,10 +440,15 @@ def smollm_states(sentences: Sequence[str]) -> tuple[list[list[str]], torch.Tens
     so each real token keeps positions 0, 1, …; in a causal decoder the padding comes after every
     real token and cannot reach it. ``states[:, 0]`` is the embedding lookup E[x_t] (Llama adds no
     position vector: positions enter by RoPE inside attention), ``states[:, l]`` the output of layer
-    l, and the last entry is after the final RMSNorm, as transformers returns it.
+    l for l < 30. The last entry, ``states[:, 30]``, is **not** the raw output of layer 30: it is
+    after the model's final RMSNorm, ``norm(h^(30))``, because transformers' ``capture_outputs``
+    (``tie_last_hidden_states=True``) replaces the last hidden state with ``last_hidden_state``,
+    which ``LlamaModel.forward`` computes as ``self.norm(hidden_states)``. It is the state the LM
+    head reads (and the one embedders pool).
 
     Equation:
-        h^(0)_t = E[x_t];  h^(l) = layer_l(h^(l-1)), position t attending to positions ≤ t only
+        h^(0)_t = E[x_t];  h^(l) = layer_l(h^(l-1)), position t attending to positions ≤ t only;
+        states[:, 30] = RMSNorm(h^(30))
 
     Args:
         sentences: n non-empty strings (a list or tuple, not one string).

@@ -37,6 +37,7 @@ __all__ = [
     "mean_similarity_by_offset",
     "nearest_neighbour_accuracy",
     "neighbour_class_share",
+    "pair_retrieval",
     "pca_2d",
     "principal_components",
     "rms_norm",
@@ -348,6 +349,72 @@ def nearest_neighbour_accuracy(
         tied = torch.nonzero(scores[i] >= best - 1e-12).flatten().tolist()
         right += all(labels[j] == labels[i] for j in tied)
     return right / len(labels)
+
+
+def pair_retrieval(vectors: torch.Tensor, partner: Sequence[int]) -> tuple[float, float, float]:
+    """How well cosine similarity finds each vector's partner: ``(found, gap, z_gap)``.
+
+    Every vector i has one partner ``partner[i]`` (e.g. its paraphrase). ``found`` is the share of
+    vectors whose most similar *other* vector is their partner (a tie with another vector counts as
+    not found). ``gap`` is the mean cosine of the partner pairs minus the mean cosine of all other
+    pairs (i ≠ j, j ≠ partner[i]). Raw gaps are not comparable across embedders: a common direction
+    (anisotropy) squeezes every cosine towards 1 and shrinks the gap whatever the ranking. ``z_gap``
+    divides the gap by the standard deviation of the other pairs' cosines, a scale-free margin (how
+    many spreads of the unrelated pairs the partners stand out by).
+
+    Equation:
+        c_ij = x_i · x_j / (‖x_i‖ ‖x_j‖);  found = (1/n) Σ_i [c_{i,p(i)} > max_{j ∉ {i, p(i)}} c_ij]
+        gap = mean_i c_{i,p(i)} − mean_{j ∉ {i, p(i)}} c_ij;  z_gap = gap / std_{j ∉ {i, p(i)}} c_ij
+        (population standard deviation over the ordered unrelated pairs)
+
+    Args:
+        vectors: the n vectors (any scale; cosines are taken), n >= 3.
+        partner: n ints, ``partner[i]`` in [0, n) and ≠ i.
+
+    Returns:
+        ``(found, gap, z_gap)``: a share in [0, 1] and two floats (computed in float64).
+
+    Raises:
+        TypeError: ``vectors`` is not floating, or a partner is not an int.
+        ValueError: ``vectors`` is not [n, d] with n = len(partner) >= 3, a partner is out of range
+            or equal to its own index, or the other pairs' cosines are all equal (no spread).
+
+    Shapes:
+        vectors: [n, d], partner: n -> three floats
+
+    References:
+        Reimers & Gurevych, Sentence-BERT, arXiv:1908.10084.
+        Timkey & van Schijndel, All Bark and No Bite: Rogue Dimensions, arXiv:2109.04404.
+    """
+    vectors = check_floating("vectors", vectors)
+    if isinstance(partner, (str, bytes)) or not isinstance(partner, Sequence):
+        raise TypeError(f"partner must be a sequence of ints, got {type(partner).__name__}")
+    n = len(partner)
+    if vectors.dim() != 2 or vectors.shape[0] != n or n < 3:
+        raise ValueError(
+            f"vectors must be [n, d] with n = len(partner) >= 3, got {tuple(vectors.shape)} and "
+            f"{n} partners"
+        )
+    index = [check_index(f"partner[{i}]", p, n) for i, p in enumerate(partner)]
+    for i, p in enumerate(index):
+        if p == i:
+            raise ValueError(f"partner[{i}] must differ from {i} (a vector is not its own partner)")
+    unit = F.normalize(vectors.double(), dim=-1)
+    cos = unit @ unit.T  # [n, n]
+    rows = torch.arange(n)
+    cols = torch.tensor(index)
+    other = torch.ones(n, n, dtype=torch.bool)
+    other[rows, rows] = False
+    other[rows, cols] = False  # [n, n]: True for the unrelated pairs
+    pair = cos[rows, cols]  # [n]
+    best_other = cos.masked_fill(~other, -float("inf")).amax(1)  # [n]
+    found = (pair > best_other).double().mean().item()
+    others = cos[other]
+    spread = others.std(correction=0).item()  # population std: duplicates do not change it
+    if not spread > 1e-12:  # exact ties can leave a rounding-level spread
+        raise ValueError("the cosines of the unrelated pairs are all equal: z_gap is undefined")
+    gap = (pair.mean() - others.mean()).item()
+    return found, gap, gap / spread
 
 
 def cosine_neighbours(table: torch.Tensor, index: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:

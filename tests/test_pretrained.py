@@ -190,6 +190,7 @@ def test_pool_states_pinned_values() -> None:
     # row 0: tokens (0,1), (2,3), (4,5); row 1: (6,7), (8,9), padding (10,11)
     assert pool_states(states, mask, "mean").tolist() == [[2.0, 3.0], [7.0, 8.0]]
     assert pool_states(states, mask, "last").tolist() == [[4.0, 5.0], [8.0, 9.0]]
+    assert pool_states(states, mask, "first").tolist() == [[0.0, 1.0], [6.0, 7.0]]  # [CLS]
     # weights 1, 2, 3: (0 + 4 + 12) / 6 = 16/6; row 1 weights 1, 2: (6 + 16) / 3
     torch.testing.assert_close(
         pool_states(states, mask, "weighted_mean"),
@@ -304,6 +305,24 @@ def test_smollm_states_are_causal_bit_for_bit(smol) -> None:
     assert torch.equal(states_a[0], torch.stack(reference, dim=1)[0])
     assert torch.equal(states_a[0, 0], model.model.embed_tokens.weight[ids])
     assert states_a.shape == (1, 31, len(ids), 576)
+
+
+def test_smollm_last_state_is_after_the_final_rmsnorm(smol) -> None:
+    # transformers replaces hidden_states[-1] by last_hidden_state = norm(output of layer 30):
+    # the docstring and chapter 3 say so; a raw layer-30 output would fail the first assert
+    model, _ = smol
+    raw = {}
+    hook = model.model.layers[-1].register_forward_hook(
+        lambda module, args, out: raw.setdefault("h", out[0] if isinstance(out, tuple) else out)
+    )
+    try:
+        _, states, _ = smollm_states(["the bank of the river"])
+    finally:
+        hook.remove()
+    with torch.no_grad():
+        normed = model.model.norm(raw["h"])
+    torch.testing.assert_close(states[0, -1], normed[0], atol=0, rtol=0)
+    assert (states[0, -1] - raw["h"][0]).abs().amax() > 1.0  # the norm changes it a lot
 
 
 def test_smollm_batch_with_right_padding_matches_single_runs(smol) -> None:

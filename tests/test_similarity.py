@@ -11,7 +11,8 @@ import math
 
 import pytest
 import torch
-from hypothesis import given
+import torch.nn.functional as F
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib.similarity import (
@@ -19,6 +20,7 @@ from lib.similarity import (
     mean_similarity_by_offset,
     nearest_neighbour_accuracy,
     neighbour_class_share,
+    pair_retrieval,
     pca_2d,
     principal_components,
     rms_norm,
@@ -383,3 +385,79 @@ def test_rms_norm_pinned_and_scales_with_the_vectors():
         rms_norm(torch.zeros(3))
     with pytest.raises(TypeError, match="vectors"):
         rms_norm(torch.tensor([[1, 2]]))
+
+
+# --- pair_retrieval ---------------------------------------------------------------------------
+
+
+def _pair_retrieval_by_loops(x: torch.Tensor, partner: list[int]) -> tuple[float, float, float]:
+    n = len(partner)
+    u = [v / v.norm() for v in x.double()]
+    c = [[float(u[i] @ u[j]) for j in range(n)] for i in range(n)]
+    found, pair, other = 0, [], []
+    for i in range(n):
+        rest = [c[i][j] for j in range(n) if j not in (i, partner[i])]
+        found += c[i][partner[i]] > max(rest)
+        pair.append(c[i][partner[i]])
+        other.extend(rest)
+    gap = sum(pair) / n - sum(other) / len(other)
+    return found / n, gap, gap / float(torch.tensor(other, dtype=torch.float64).std(correction=0))
+
+
+def test_pair_retrieval_by_hand() -> None:
+    # 0 <-> 1 and 2 <-> 3, on two orthogonal axes, slightly spread: every partner is found
+    x = torch.tensor([[1.0, 0.1], [1.0, -0.1], [0.1, 1.0], [-0.1, 1.0]])
+    found, gap, z = pair_retrieval(x, [1, 0, 3, 2])
+    assert found == 1.0
+    c = F.normalize(x.double(), dim=-1) @ F.normalize(x.double(), dim=-1).T
+    pair = (c[0, 1] + c[2, 3]) / 2  # each pair counted twice, same value
+    others = torch.stack([c[0, 2], c[0, 3], c[1, 2], c[1, 3]])
+    assert gap == pytest.approx(float(pair - others.mean()), abs=1e-12)
+    assert z == pytest.approx(gap / float(others.std(correction=0)), abs=1e-12)
+    # wrong partners: none found, negative gap
+    found_w, gap_w, _ = pair_retrieval(x, [2, 3, 0, 1])
+    assert found_w == 0.0 and gap_w < 0
+    # a tie with an unrelated vector is not "found"
+    tie = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    # rows 0, 1: the partner's cosine 1 ties row 2's; rows 2, 3: partner cos 0, ties or worse
+    assert pair_retrieval(tie, [1, 0, 3, 2])[0] == 0.0
+    assert pair_retrieval(tie, [1, 0, 3, 2]) == pytest.approx(
+        _pair_retrieval_by_loops(tie, [1, 0, 3, 2])
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_pairs=st.integers(2, 5),
+    d=st.integers(2, 6),
+    seed=st.integers(0, 2**16),
+    scale=st.floats(0.01, 100.0),
+)
+def test_pair_retrieval_matches_loops_and_ignores_row_scale(n_pairs, d, seed, scale) -> None:
+    g = torch.Generator().manual_seed(seed)
+    n = 2 * n_pairs
+    x = torch.randn(n, d, generator=g, dtype=torch.float64)
+    partner = [i + 1 if i % 2 == 0 else i - 1 for i in range(n)]
+    got = pair_retrieval(x, partner)
+    assert got == pytest.approx(_pair_retrieval_by_loops(x, partner), abs=1e-9)
+    # cosines: a positive scale per row changes nothing
+    w = torch.rand(n, 1, generator=g, dtype=torch.float64) * scale + 1e-3
+    assert pair_retrieval(x * w, partner) == pytest.approx(got, abs=1e-9)
+
+
+def test_pair_retrieval_refuses_bad_input() -> None:
+    x = torch.randn(4, 3)
+    with pytest.raises(ValueError, match="differ"):
+        pair_retrieval(x, [0, 2, 1, 3])
+    with pytest.raises(ValueError, match=r"partner\[1\]"):
+        pair_retrieval(x, [1, 4, 3, 2])
+    with pytest.raises(TypeError, match="partner"):
+        pair_retrieval(x, [1, 0.0, 3, 2])
+    with pytest.raises(TypeError, match="partner"):
+        pair_retrieval(x, "1032")
+    with pytest.raises(ValueError, match=r"\[n, d\]"):
+        pair_retrieval(x, [1, 0, 2])
+    with pytest.raises(TypeError, match="vectors"):
+        pair_retrieval(x.long(), [1, 0, 3, 2])
+    with pytest.raises(ValueError, match="all equal"):
+        pair_retrieval(torch.ones(3, 2), [1, 0, 1])

@@ -6,18 +6,31 @@ Each ``check_*`` function is registered with :func:`lib.exercises.exercise` and 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
 from lib.exercises import ExerciseFailed, exercise, require, require_function, require_int
-from lib.pretrained import hidden_states_for, load_minilm
+from lib.pretrained import hidden_states_for, load_minilm, smollm_states
 
 CHAPTER = "03_contextual_embeddings"
 
 #: The word, the reference position and the threshold of the "position offset" exercise.
 POSITION_WORD, REFERENCE_POSITION, THRESHOLD = "bank", 1, 0.9
+
+#: The sentences of the "echo embeddings" exercise: paraphrase pairs (0, 1), (2, 3), ...
+ECHO_SENTENCES = (
+    "the river flooded the fields.",
+    "water from the stream covered the farmland.",
+    "the children laughed at the clown.",
+    "the kids found the entertainer funny.",
+    "she could not sleep because of the noise.",
+    "the loud sounds kept her awake.",
+    "the soup was too salty to eat.",
+    "there was far too much salt in the broth.",
+)
 
 #: The sentences of the "bat" exercise: two about the animal, two about the club.
 BAT_SENTENCES = (
@@ -255,3 +268,87 @@ def check_mean_pool(answer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
             "the vectors differ from the mean over the *real* tokens: padded positions "
             "(mask = 0) must not enter the mean, neither in the sum nor in the count",
         )
+
+
+# --- 4. echo embeddings (SmolLM2) -----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _echo_parts() -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+    """SmolLM2's last states* for ``s + " " + s``, their mask, and each first copy's length."""
+    from lib.smollm import load_smollm
+
+    _, tokenizer = load_smollm()
+    doubled = [s + " " + s for s in ECHO_SENTENCES]
+    _, states, mask = smollm_states(doubled)  # [n, L + 1, T, d], [n, T]
+    first = [len(tokenizer(s, add_special_tokens=False)["input_ids"]) for s in ECHO_SENTENCES]
+    return states[:, -1], mask, first
+
+
+def _echo(part: str = "second") -> torch.Tensor:
+    """Unit-length mean of the last states* over the second copy (or ``"first"``, ``"both"``).
+
+    Equation:
+        e_i = normalise(mean_{t in the second copy} h_t),  h = hidden_states[-1] of s + " " + s
+
+    Shapes:
+        -> [len(ECHO_SENTENCES), 576]
+
+    References:
+        Springer et al., Repetition Improves Language Model Embeddings, arXiv:2402.15449.
+    """
+    last, mask, first = _echo_parts()
+    keep = mask.clone().double()  # [n, T]
+    for i, k in enumerate(first):
+        if part == "second":
+            keep[i, :k] = 0
+        elif part == "first":
+            keep[i, k:] = 0
+    w = keep.unsqueeze(-1)  # [n, T, 1]
+    return F.normalize((last.double() * w).sum(1) / w.sum(1), dim=-1)
+
+
+@exercise(
+    "ch03-echo",
+    chapter=CHAPTER,
+    wrong_answers=lambda: [
+        _echo("first"),  # the first copy: the same as one copy alone
+        _echo("both"),  # both copies
+        _echo("second") * 2,  # not unit length
+        _echo("second")[:4],  # some sentences only
+        "echo",
+    ],
+    right_answer=lambda: _echo("second"),
+)
+def check_echo(answer: torch.Tensor) -> None:
+    """Echo embeddings of :data:`ECHO_SENTENCES`: the unit-length mean of the second copy's states.
+
+    Args:
+        answer: the reader's ``[8, 576]`` tensor.
+    Raises:
+        ExerciseFailed: the answer is wrong (the message says what to look at).
+    """
+    want = _echo("second")
+    require(
+        isinstance(answer, torch.Tensor) and tuple(answer.shape) == tuple(want.shape),
+        f"answer must be a tensor of shape {list(want.shape)}: one vector per sentence, got "
+        f"{type(answer).__name__} {list(getattr(answer, 'shape', []))}",
+    )
+    answer = answer.detach().double()
+    require(
+        torch.allclose(answer.norm(dim=-1), torch.ones(len(want), dtype=torch.float64), atol=1e-5),
+        "each vector must have length 1: normalise after pooling",
+    )
+    if torch.allclose(answer, want, atol=1e-4, rtol=0):
+        return
+    if torch.allclose(answer, _echo("first"), atol=1e-4, rtol=0):
+        raise ExerciseFailed(
+            "that is the mean of the *first* copy, identical to one copy alone (a causal model): "
+            "pool the tokens after the first copy's last token"
+        )
+    if torch.allclose(answer, _echo("both"), atol=1e-4, rtol=0):
+        raise ExerciseFailed("that pools both copies; pool only the second one")
+    raise ExerciseFailed(
+        "the vectors differ from the mean of the last hidden state over the second copy's tokens "
+        "(the first copy has len(tokenizer(s, add_special_tokens=False)['input_ids']) tokens)"
+    )

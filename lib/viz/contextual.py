@@ -56,6 +56,19 @@ def layer_labels(n_layers: int) -> list[str]:
     return ["0 (embeddings)"] + [str(layer) for layer in range(1, n_layers + 1)]
 
 
+#: Opacity of the min-max bands of :func:`layer_similarity_figure` (in the fill colour's alpha).
+BAND_ALPHA = 0.2
+
+
+def _translucent(colour: str, alpha: float) -> str:
+    """``"#rrggbb"`` -> ``"rgba(r, g, b, alpha)"``."""
+    text = colour.lstrip("#")
+    if len(text) != 6:
+        raise ValueError(f"colour must be '#rrggbb', got {colour!r}")
+    r, g, b = (int(text[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha})"
+
+
 def _series(name: str, value: object) -> torch.Tensor:
     value = check_floating(name, value)
     if value.dim() != 2 or value.shape[0] == 0:
@@ -130,6 +143,7 @@ def layer_similarity_figure(
 
     layers = list(range(n_points))
     labels = layer_labels(n_points - 1)
+    ticks = ["0", *labels[1:]]  # "0 (embeddings)" overlapped ticks 1-2: said in the title
     fig = go.Figure()
     for k, (name, value) in enumerate(series.items()):
         colour = palette(k)
@@ -143,8 +157,9 @@ def layer_similarity_figure(
                 y=high.tolist() + low.tolist()[::-1],
                 mode="lines",
                 fill="toself",
-                fillcolor=colour,
-                opacity=0.2,
+                # the alpha in the colour itself, not trace opacity: the static PNG renderer
+                # and every plotly version draw a translucent band from it
+                fillcolor=_translucent(colour, BAND_ALPHA),
                 line={"width": 0},
                 hoverinfo="skip",
                 showlegend=False,
@@ -157,7 +172,7 @@ def layer_similarity_figure(
                 y=mean.tolist(),
                 mode="lines+markers",
                 line={"color": colour, "width": 3},
-                marker={"size": 8},
+                marker={"size": 8, "color": colour},  # explicit: the PNG renderer needs it
                 name=f"{name} ({value.shape[0]} pairs)",
                 legendgroup=name,
                 customdata=[
@@ -180,10 +195,10 @@ def layer_similarity_figure(
             )
         )
     fig.update_xaxes(
-        title="layer",
+        title="layer (0 = embeddings)",
         tickmode="array",
         tickvals=layers,
-        ticktext=labels,
+        ticktext=ticks,
         range=[-0.2, n_points - 0.8],
     )
     fig.update_yaxes(title="cosine similarity")

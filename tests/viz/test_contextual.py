@@ -46,7 +46,14 @@ def test_layer_similarity_lines_and_bands():
     assert np.allclose(fig.data[3].y, [1.0, 0.4, 0.5])  # (0.5 + 0.3 + 0.4)/3, (0.4 + 0.2 + 0.9)/3
     assert fig.data[4].line.dash == "dash" and np.allclose(fig.data[4].y, 1.0)
     assert line.name == "same (2 pairs)" and fig.data[3].name == "different (3 pairs)"
-    assert list(fig.layout.xaxis.ticktext) == ["0 (embeddings)", "1", "2"]
+    assert list(fig.layout.xaxis.ticktext) == ["0", "1", "2"]
+    assert fig.layout.xaxis.title.text == "layer (0 = embeddings)"
+    assert line.marker.color == line.line.color  # markers match the legend and the line
+    # the band is translucent through its fill colour (the PNG renderer ignores trace opacity
+    # for fills), in the line's colour
+    assert band.opacity is None and band.fillcolor.startswith("rgba(")
+    r, g, b, a = (float(v) for v in band.fillcolor[5:-1].split(","))
+    assert a == 0.2 and f"#{int(r):02x}{int(g):02x}{int(b):02x}" == line.line.color.lower()
     assert fig.layout.meta == {"caption": "cap", "alt": "alt"}
 
 
