@@ -60,3 +60,12 @@ def test_grad_measure_names_the_rows_a_wrong_prediction_got_wrong() -> None:
     with pytest.raises(ExerciseFailed, match=r"rows \[2\] are never looked up"):
         ch01.check_grad_measure(ch01._right_grad())
     ch01._reset_log()
+
+
+def test_round_trip_drops_a_byte_without_a_token_and_keeps_ordinary_text() -> None:
+    assert ch01.smol_round_trip("a\x04b") == "ab"
+    assert ch01.smol_round_trip("Embeddings 🦜 naïve 12345") == "Embeddings 🦜 naïve 12345"
+    with pytest.raises(TypeError, match="must be a str"):
+        ch01.smol_round_trip(b"a")  # type: ignore[arg-type]
+    with pytest.raises(ExerciseFailed, match="survives the round trip"):
+        ch01.check_round_trip("hello")

@@ -6,6 +6,7 @@ Each ``check_*`` function is registered with :func:`lib.exercises.exercise` and 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -392,3 +393,59 @@ def check_grad_measure(answer: object) -> None:
         ),
     )
     print(f"Your prediction matches the measurement: {measured}.")
+
+
+# ---------------------------------------------------------------- 4. a string that does not survive
+
+
+@functools.lru_cache(maxsize=1)
+def _smol_tokenizer() -> Any:
+    """SmolLM2's tokenizer, built from the GGUF header (no model weights are read)."""
+    from lib.smollm import read_gguf, smollm_gguf_path, smollm_tokenizer
+
+    return smollm_tokenizer(read_gguf(smollm_gguf_path()))
+
+
+def smol_round_trip(text: str) -> str:
+    """Encode ``text`` with SmolLM2's tokenizer (no special tokens added) and decode it again.
+
+    Args:
+        text: any string.
+
+    Returns:
+        ``decode(encode(text))``; equal to ``text`` unless the tokenizer dropped something.
+
+    Raises:
+        TypeError: ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    smol = _smol_tokenizer()
+    return str(smol.decode(smol(text, add_special_tokens=False)["input_ids"]))
+
+
+@exercise(
+    "ch01-round-trip",
+    chapter=CHAPTER,
+    wrong_answers=lambda: ["hello", "🦜 naïve", "", 42, "x" * 200],
+    right_answer=lambda: "a\x04b",
+)
+def check_round_trip(answer: object) -> None:
+    """A string of at most 100 characters that SmolLM2's tokenizer does not give back unchanged.
+
+    Args:
+        answer: the reader's string ``s`` with ``decode(encode(s)) != s``.
+
+    Raises:
+        ExerciseFailed: not a string, empty or too long, or a string that survives the round trip.
+    """
+    if not isinstance(answer, str):
+        raise ExerciseFailed(f"answer must be a string, got {type(answer).__name__}")
+    require(0 < len(answer) <= 100, "give a non-empty string of at most 100 characters")
+    back = smol_round_trip(answer)
+    require(
+        back != answer,
+        f"{answer!r} survives the round trip: every byte of it has a token. Look at the bytes the "
+        "chapter found without a single-byte token",
+    )
+    print(f"{answer!r} comes back as {back!r}: the bytes without a token were dropped.")
