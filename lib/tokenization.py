@@ -266,8 +266,9 @@ def unused_token_distance(
     Tokens that never occur in training keep rows that look alike; given a few tokens known to be
     unused (``reference_ids``), every row is scored by its cosine distance to their mean. The
     first principal component of the whole table (a direction most rows share) is projected out
-    first, as in their main indicator. Small distances are candidates, to be verified by
-    prompting the model.
+    first, as in one of the indicators their code computes for tied models (it also computes the
+    plain cosine distance, ``remove_first_pc=False``). Small distances are candidates, to be
+    verified by prompting the model.
 
     Equation:
         u = first principal component of the centred rows of E (unit length)
@@ -278,7 +279,7 @@ def unused_token_distance(
         E: the (output) embedding matrix, floating ``[V, d]`` with V > d; for a tied model
             the one shared table.
         reference_ids: ids of tokens known to be unused, a non-empty 1-D integer sequence.
-        remove_first_pc: project out the first principal component first (their default).
+        remove_first_pc: project out the first principal component first (the variant the book uses).
 
     Returns:
         One score per row, float32 ``[V]``, in [0, 2]; the reference rows score low.
