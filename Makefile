@@ -76,7 +76,7 @@ test: setup chromium reader-envs
 	$(OFFLINE) $(MAKE) --no-print-directory test-offline
 	@echo "All tests passed."
 
-test-offline: lint test-lib test-nbval test-nbval-1thread build-strict test-browser test-readers
+test-offline: lint test-lib test-nbval test-nbval-1thread build-strict pdf test-browser test-readers
 
 test-lib: setup
 	$(OFFLINE) $(BIN)/pytest tests -m "not browser" -q

@@ -66,3 +66,25 @@ def test_the_joined_pdf_bookmarks_each_page(printed):
     assert titles[0] == printed[0].title
     nested = [item.title for group in reader.outline if isinstance(group, list) for item in group]
     assert nested == ["8. Rotary position embedding (RoPE)"]
+
+
+def test_the_site_carries_the_whole_book_pdf():
+    """make test builds it after the site (make pdf); the intro links it."""
+    from pypdf import PdfReader
+
+    path = SITE / "book.pdf"
+    assert path.is_file(), f"no {path}: run `make pdf` after building the site"
+    assert 'href="book.pdf"' in (SITE / "intro.html").read_text(encoding="utf-8")
+    reader = PdfReader(path)
+    pages = book_pdf.book_pages(ROOT / "_toc.yml")
+    entries = [
+        item for group in reader.outline for item in (group if isinstance(group, list) else [group])
+    ]
+    parts = {p.part for p in pages if p.part}
+    page_titles = [item.title for item in entries if item.title not in parts]
+    assert len(page_titles) == len(pages)  # one bookmark per page of the book
+    chapters = [p for p in pages if p.docname.startswith("chapters/")]
+    numbered = [t for t in page_titles if t.split(". ", 1)[0].isdigit()]
+    assert [int(t.split(". ", 1)[0]) for t in numbered] == list(range(1, len(chapters) + 1))
+    first_sheets = [reader.get_destination_page_number(item) for item in entries]
+    assert first_sheets == sorted(first_sheets) and len(reader.pages) > len(pages)
