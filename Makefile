@@ -30,7 +30,7 @@ OFFLINE := scripts/offline.sh
 NBVAL := $(BIN)/pytest --nbval chapters --nbval-current-env \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider
 
-.PHONY: help setup book build-strict test test-offline test-lib test-nbval test-nbval-1thread \
+.PHONY: help setup book pdf build-strict test test-offline test-lib test-nbval test-nbval-1thread \
 	test-browser test-readers reader-envs lint format chromium \
 	lab serve execute bench test-latest clean mutation
 
@@ -41,6 +41,7 @@ help:
 	@echo "  make test    run every test (lib, strict nbval, the site in a browser, readers; ~30 min)"
 	@echo "  make lab     read and run the chapters in JupyterLab"
 	@echo "  make serve   serve the built site on http://localhost:$(PORT)/"
+	@echo "  make pdf     the whole book as one PDF, _build/html/book.pdf (after make book)"
 	@echo "Also: execute [NB=chapters/NN_name.ipynb], lint, format, bench, test-readers, test-latest, clean,"
 	@echo "      mutation [MODULES=\"rope alibi\"] (mutmut over lib's core maths; docs/mutation.md)"
 
@@ -75,7 +76,7 @@ test: setup chromium reader-envs
 	$(OFFLINE) $(MAKE) --no-print-directory test-offline
 	@echo "All tests passed."
 
-test-offline: lint test-lib test-nbval test-nbval-1thread build-strict test-browser test-readers
+test-offline: lint test-lib test-nbval test-nbval-1thread build-strict pdf test-browser test-readers
 
 test-lib: setup
 	$(OFFLINE) $(BIN)/pytest tests -m "not browser" -q
@@ -136,6 +137,11 @@ lab: setup
 serve:
 	@test -f _build/html/index.html || { echo "Build the book first: make book"; exit 1; }
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 $(PORT)
+
+# The whole book as one PDF (Chromium prints every page of the built site; scripts/book_pdf.py).
+pdf: setup chromium
+	@test -f _build/html/index.html || { echo "Build the book first: make book"; exit 1; }
+	$(OFFLINE) $(PY) scripts/book_pdf.py _build/html --out _build/html/book.pdf
 
 # Re-run chapters in place after changing them or lib (nbval then checks the saved outputs).
 # make execute                    every chapter
