@@ -40,7 +40,7 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 def __getattr__(name: str) -> ModuleType:
