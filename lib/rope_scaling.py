@@ -36,8 +36,8 @@ which names it.
 
 from __future__ import annotations
 
-import math
 import contextlib
+import math
 from collections.abc import Callable, Iterator, Sequence
 
 import torch
@@ -58,6 +58,7 @@ __all__ = [
     "PAIR_REGIMES",
     "REAL_CONFIGS",
     "ROPE_SCALING",
+    "YARN_RAMPS",
     "critical_dimension",
     "default_scaling",
     "dynamic_ntk_scaling",
@@ -67,11 +68,10 @@ __all__ = [
     "ntk_scaling",
     "pair_regimes",
     "scaled_inv_freq",
+    "swapped_rotary",
     "wavelengths",
     "yarn_scaling",
     "yarn_softmax_scale",
-    "YARN_RAMPS",
-    "swapped_rotary",
 ]
 
 ScalingResult = tuple[torch.Tensor, float]
@@ -1026,9 +1026,9 @@ def swapped_rotary(
     factor = check_positive_float("attention_factor", attention_factor)
     old_scaling = rotary.attention_scaling
     rotary.inv_freq = inv_freq.detach().to(device=old.device, dtype=old.dtype)
-    rotary.attention_scaling = factor
+    setattr(rotary, "attention_scaling", factor)  # noqa: B010 (an attribute, not a submodule)
     try:
         yield rotary
     finally:
         rotary.inv_freq = old
-        rotary.attention_scaling = old_scaling
+        setattr(rotary, "attention_scaling", old_scaling)  # noqa: B010

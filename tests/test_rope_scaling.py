@@ -619,6 +619,8 @@ _REGIME_PINS = [
     (128, 500000.0, "llama3", LLAMA31, 8.0, (29, 6, 29, 0)),  # Llama 3.1 8B: a narrow band
     (128, 500000.0, "yarn", {"factor": 8.0, "original_max_position_embeddings": 8192}, 8.0,
      (19, 16, 29, 0)),  # YaRN's ramp is wider
+    (128, 500000.0, "yarn", {"factor": 8.0, "original_max_position_embeddings": 8192,
+                             "ramp": "paper"}, 8.0, (19, 16, 29, 0)),  # the paper's: same ends
     # chapter 9's measurement (d_head 16, L 16, s 4): YaRN keeps pair 0, PI for the rest
     (16, 10000.0, "yarn", {"factor": 4.0, "original_max_position_embeddings": 16}, 4.0,
      (1, 0, 7, 0)),
@@ -762,7 +764,9 @@ def test_yarn_paper_ramp_is_gamma_of_turns(half, log_base, factor, train_len, be
 def test_yarn_paper_ramp_pinned_chapter9_pair0():
     """d_head 16, L 16, s 4: pair 0 makes 16/2π = 2.55 turns, γ = 0.050, stretch 3.479 (paper ramp);
     the reference code's ramp keeps it (its lower index −3 is clipped to 0)."""
-    paper, _ = yarn_scaling(16, 10000.0, factor=4.0, original_max_position_embeddings=16, ramp="paper")
+    paper, _ = yarn_scaling(
+        16, 10000.0, factor=4.0, original_max_position_embeddings=16, ramp="paper"
+    )
     index, _ = yarn_scaling(16, 10000.0, factor=4.0, original_max_position_embeddings=16)
     gamma = (16 / (2 * math.pi) - 1) / 31
     assert 1 / paper[0].item() == pytest.approx(1 / ((1 - gamma) / 4 + gamma), rel=1e-6)
@@ -782,7 +786,9 @@ def test_yarn_ramps_agree_where_the_clip_is_idle_at_the_ends():
     assert not torch.allclose(paper, index)  # the middle differs: index vs r
 
 
-@pytest.mark.parametrize(("ramp", "error"), [("r", ValueError), ("Paper", ValueError), (1, TypeError)])
+@pytest.mark.parametrize(
+    ("ramp", "error"), [("r", ValueError), ("Paper", ValueError), (1, TypeError)]
+)
 def test_yarn_ramp_rejects_unknown(ramp, error):
     with pytest.raises(error, match="ramp"):
         yarn_scaling(16, 10000.0, factor=2.0, original_max_position_embeddings=16, ramp=ramp)
