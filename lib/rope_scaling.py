@@ -68,6 +68,7 @@ __all__ = [
     "ntk_scaling",
     "pair_regimes",
     "scaled_inv_freq",
+    "stacked_rotary",
     "swapped_rotary",
     "wavelengths",
     "yarn_scaling",
@@ -1027,6 +1028,86 @@ def swapped_rotary(
     old_scaling = rotary.attention_scaling
     rotary.inv_freq = inv_freq.detach().to(device=old.device, dtype=old.dtype)
     setattr(rotary, "attention_scaling", factor)  # noqa: B010 (an attribute, not a submodule)
+    try:
+        yield rotary
+    finally:
+        rotary.inv_freq = old
+        setattr(rotary, "attention_scaling", old_scaling)  # noqa: B010
+
+
+@contextlib.contextmanager
+def stacked_rotary(
+    rotary: torch.nn.Module,
+    inv_freqs: torch.Tensor,
+    attention_factors: Sequence[float],
+    rows_per_table: int,
+) -> Iterator[torch.nn.Module]:
+    """Run several frequency tables in one forward pass: block k of the batch uses table k.
+
+    Like :func:`swapped_rotary`, for K tables at once: the batch of the next forward pass must hold
+    K blocks of ``rows_per_table`` sequences, block k rotated with ``inv_freqs[k]`` and scaled by
+    ``attention_factors[k]``. One pass over K·n sequences replaces K passes over n (a model whose
+    weights are dequantized at every call pays that once). It relies on the rotary forward of
+    transformers' Llama-family models, ``position_ids[..., None] * inv_freq`` then
+    ``cos(emb) * attention_scaling``, which broadcast over a ``[B, 1, d_head // 2]`` buffer and a
+    ``[B, 1, 1]`` factor; each row's tables are then bit-identical to :func:`swapped_rotary`'s.
+
+    Equation:
+        cos_b, sin_b = cos(m · θ^(k)) · a_k, sin(m · θ^(k)) · a_k,  k = ⌊b / rows_per_table⌋
+
+    Args:
+        rotary: a module with a floating ``inv_freq`` buffer ``[d_head // 2]`` and an
+            ``attention_scaling`` attribute.
+        inv_freqs: K tables, a floating tensor ``[K, d_head // 2]``, finite and > 0.
+        attention_factors: K factors on cos and sin, each finite and > 0.
+        rows_per_table: n, the sequences per block, a positive int.
+
+    Returns:
+        A context manager yielding ``rotary``; the batch must have K·n rows.
+
+    Raises:
+        TypeError: as :func:`swapped_rotary`; ``attention_factors`` not a sequence of numbers.
+        ValueError: ``inv_freqs`` not ``[K, d_head // 2]`` or not finite and > 0; K factors not
+            given; a factor not finite and > 0; ``rows_per_table`` < 1.
+
+    Shapes:
+        inv_freqs: [K, d_head // 2]
+
+    References:
+        transformers, ``LlamaRotaryEmbedding.forward`` (code).
+    """
+    old = getattr(rotary, "inv_freq", None)
+    if not isinstance(old, torch.Tensor) or not hasattr(rotary, "attention_scaling"):
+        raise TypeError(
+            "rotary must be a rotary embedding module with an inv_freq tensor and an "
+            f"attention_scaling attribute, got {type(rotary).__name__}"
+        )
+    if not isinstance(inv_freqs, torch.Tensor) or not inv_freqs.is_floating_point():
+        raise TypeError(f"inv_freqs must be a floating torch.Tensor, got {inv_freqs!r:.80}")
+    if inv_freqs.dim() != 2 or inv_freqs.shape[1:] != old.shape:
+        raise ValueError(
+            f"inv_freqs must have shape [K, {old.shape[0]}], got {tuple(inv_freqs.shape)}"
+        )
+    if inv_freqs.device.type != "meta" and not bool(
+        (torch.isfinite(inv_freqs) & (inv_freqs > 0)).all()
+    ):
+        raise ValueError("inv_freqs must be finite and > 0")
+    if isinstance(attention_factors, (str, bytes)) or not isinstance(attention_factors, Sequence):
+        raise TypeError(
+            f"attention_factors must be a sequence of numbers, got {type(attention_factors).__name__}"
+        )
+    if len(attention_factors) != inv_freqs.shape[0]:
+        raise ValueError(
+            f"attention_factors must hold K = {inv_freqs.shape[0]} factors, got "
+            f"{len(attention_factors)}"
+        )
+    factors = [check_positive_float("attention_factors", a) for a in attention_factors]
+    n = check_positive_int("rows_per_table", rows_per_table)
+    old_scaling = rotary.attention_scaling
+    table = inv_freqs.detach().to(device=old.device, dtype=old.dtype)
+    rotary.inv_freq = table.repeat_interleave(n, dim=0)[:, None, :]  # [K·n, 1, d_head // 2]
+    scaling = torch.tensor(factors, dtype=torch.float32, device=old.device)
+    setattr(rotary, "attention_scaling", scaling.repeat_interleave(n)[:, None, None])  # noqa: B010
     try:
         yield rotary
     finally:

@@ -19,6 +19,7 @@ from lib.rope_scaling import (
     longrope_scaling,
     pair_regimes,
     scaled_inv_freq,
+    stacked_rotary,
     swapped_rotary,
     wavelengths,
     yarn_scaling,
@@ -901,3 +902,48 @@ def test_swapped_rotary_on_smollm2_logits():
     assert torch.equal(same, native) and torch.equal(after, native)
     assert (registry - native).abs().max() < 1e-3
     assert (pi - native).abs().max() > 0.1
+
+
+def test_stacked_rotary_rows_equal_swapped_rotary_bit_for_bit():
+    """Block k of one stacked pass = a pass with table k swapped in, exactly; restored after."""
+    rotary = _rotary({"rope_type": "default", "rope_theta": 100000.0})
+    tables = [
+        ROPE_SCALING["default"](64, 100000.0),
+        ROPE_SCALING["linear"](64, 100000.0, factor=4.0),
+        ROPE_SCALING["yarn"](64, 100000.0, factor=4.0, original_max_position_embeddings=8192),
+    ]
+    n, T = 2, 50
+    positions = torch.arange(T).repeat(3 * n, 1) + torch.arange(3 * n)[:, None]  # rows differ
+    x = torch.zeros(3 * n, T, 64)
+    with stacked_rotary(rotary, torch.stack([t[0] for t in tables]), [t[1] for t in tables], n):
+        cos, sin = rotary(x, positions)
+    for k, (inv, att) in enumerate(tables):
+        rows = slice(k * n, (k + 1) * n)
+        with swapped_rotary(rotary, inv, att):
+            want_cos, want_sin = rotary(x[rows], positions[rows])
+        assert torch.equal(cos[rows], want_cos) and torch.equal(sin[rows], want_sin)
+    assert rotary.inv_freq.shape == (32,) and rotary.attention_scaling == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"rotary": torch.nn.Linear(2, 2)}, TypeError, "rotary"),
+        ({"inv_freqs": torch.ones(32)}, ValueError, "shape"),
+        ({"inv_freqs": torch.ones(2, 32, dtype=torch.int64)}, TypeError, "inv_freqs"),
+        ({"inv_freqs": torch.zeros(2, 32)}, ValueError, "inv_freqs"),
+        ({"attention_factors": [1.0]}, ValueError, "K = 2"),
+        ({"attention_factors": "ab"}, TypeError, "attention_factors"),
+        ({"attention_factors": [1.0, -1.0]}, ValueError, "attention_factors"),
+        ({"rows_per_table": 0}, ValueError, "rows_per_table"),
+    ],
+)
+def test_stacked_rotary_rejects_bad_input(kwargs, error, match):
+    args = {
+        "rotary": _rotary({"rope_type": "default", "rope_theta": 10000.0}),
+        "inv_freqs": torch.ones(2, 32),
+        "attention_factors": [1.0, 1.0],
+        "rows_per_table": 1,
+    } | kwargs
+    with pytest.raises(error, match=match), stacked_rotary(**args):
+        pass
