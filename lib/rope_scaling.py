@@ -36,8 +36,9 @@ which names it.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -57,6 +58,7 @@ __all__ = [
     "PAIR_REGIMES",
     "REAL_CONFIGS",
     "ROPE_SCALING",
+    "YARN_RAMPS",
     "critical_dimension",
     "default_scaling",
     "dynamic_ntk_scaling",
@@ -66,12 +68,17 @@ __all__ = [
     "ntk_scaling",
     "pair_regimes",
     "scaled_inv_freq",
+    "stacked_rotary",
+    "swapped_rotary",
     "wavelengths",
     "yarn_scaling",
     "yarn_softmax_scale",
 ]
 
 ScalingResult = tuple[torch.Tensor, float]
+
+YARN_RAMPS = ("index", "paper")
+"""YaRN's two ramps: the reference code's, in pair index (clipped), and the paper's, in turns r."""
 
 
 def _theta(d_head: int, base: float, params: str) -> torch.Tensor:
@@ -325,18 +332,30 @@ def yarn_scaling(
     attention_factor: float | None = None,
     mscale: float | None = None,
     mscale_all_dim: float | None = None,
+    ramp: str = "index",
 ) -> ScalingResult:
     """YaRN: interpolate the low-frequency pairs, keep the high-frequency ones, ramp in between.
 
-    The ramp is "NTK-by-parts" (YaRN §3.2), the temperature §3.4; transformers
-    ``_compute_yarn_parameters``. Pairs i ≤ low keep θ_i (they turn many times within L), pairs
-    i ≥ high are divided by ``factor``.
+    The ramp is "NTK-by-parts" (YaRN §3.2), the temperature §3.4. With ``ramp="index"`` (the
+    default) it is the reference code's and transformers' ``_compute_yarn_parameters``: linear in
+    the pair index between two bounds that are rounded and clipped to [0, d − 1]; pairs i ≤ low
+    keep θ_i, pairs i ≥ high are divided by ``factor``. With ``ramp="paper"`` it is the paper's
+    definition, linear in the number of turns r_i = L/λ_i that pair i makes within L, with no
+    rounding and no clip. The two differ where the clip acts: at small L · θ_0, the index ramp's
+    lower bound is negative and the clip keeps pair 0 as trained, while the paper's γ puts it on
+    the ramp (jquesnelle/yarn issues #60 and #65).
 
     Equation:
+        ramp="index":
         dim(r) = d · ln(L / (2π r)) / (2 ln base),  L = original_max_position_embeddings
         low = ⌊dim(β_fast)⌋, high = ⌈dim(β_slow)⌉, clipped to [0, d − 1]
             (no rounding if truncate=False; high += 0.001 if equal)
         ramp_i = clip((i − low) / (high − low), 0, 1)
+        ramp="paper":
+        r_i = L / λ_i = L · θ_i / (2π)
+        ramp_i = 1 − γ(r_i),  γ(r) = clip((r − β_slow) / (β_fast − β_slow), 0, 1)
+            (γ(r) = [r > β_fast] if β_fast = β_slow)
+        both:
         θ'_i = (θ_i / factor) · ramp_i + θ_i · (1 − ramp_i)
         attention_factor = 0.1 · ln(factor) + 1   (1 when factor ≤ 1), or with DeepSeek's
             mscale, mscale_all_dim: (0.1·mscale·ln f + 1) / (0.1·mscale_all_dim·ln f + 1)
@@ -352,21 +371,27 @@ def yarn_scaling(
         attention_factor: an explicit attention factor > 0; wins over the formulas.
         mscale: DeepSeek's ``mscale`` (with ``mscale_all_dim``).
         mscale_all_dim: DeepSeek's ``mscale_all_dim`` (with ``mscale``).
+        ramp: ``"index"`` (reference code, transformers; default) or ``"paper"`` (γ(r) of the
+            paper; ``truncate`` does not apply to it). Not a transformers parameter.
 
     Returns:
         ``(inv_freq, attention_factor)``.
 
     Raises:
-        TypeError: an argument has the wrong type (e.g. ``truncate`` not a bool).
+        TypeError: an argument has the wrong type (e.g. ``truncate`` not a bool, ``ramp`` not
+            a str).
         ValueError: ``factor < 1``, ``beta_fast < beta_slow``, only one of ``mscale`` and
-            ``mscale_all_dim``, a non-positive factor or length.
+            ``mscale_all_dim``, a non-positive factor or length, ``ramp`` not one of
+            ``"index"``, ``"paper"``.
 
     Shapes:
         inv_freq: [d_head // 2] float32
 
     References:
         Peng et al., YaRN: Efficient Context Window Extension of Large Language Models,
-        arXiv:2309.00071 (§3.2–3.4).
+        arXiv:2309.00071 (§3.2–3.4; γ(r) and r(d) = L/λ_d in §3.2).
+        jquesnelle/yarn, ``scaled_rope/LlamaYaRNScaledRotaryEmbedding.py``
+        (``find_correction_range``, ``max(low, 0)``), and its issues #60 and #65 (index vs r ramp).
         transformers' DeepSeek-V3 model (``yarn_get_mscale``, ``mscale``/``mscale_all_dim``, code).
     """
     d_head = check_even("d_head", d_head)
@@ -383,6 +408,9 @@ def yarn_scaling(
         )
     if not isinstance(truncate, bool):
         raise TypeError(f"truncate must be a bool, got {type(truncate).__name__} {truncate!r}")
+    if not isinstance(ramp, str):
+        raise TypeError(f"ramp must be a str, one of {YARN_RAMPS}, got {type(ramp).__name__}")
+    check_choice("ramp", ramp, YARN_RAMPS)
     if (mscale is None) != (mscale_all_dim is None):
         raise ValueError(
             "mscale and mscale_all_dim must be given together (or neither), got "
@@ -398,19 +426,26 @@ def yarn_scaling(
     else:
         attention_factor = _yarn_mscale(factor)
 
-    low = _yarn_correction_dim(beta_fast, d_head, base, original)
-    high = _yarn_correction_dim(beta_slow, d_head, base, original)
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d_head - 1)
-    if low == high:
-        high += 0.001  # avoid dividing by zero, as transformers does
-    pair = torch.arange(d_head // 2, dtype=torch.float64)
-    ramp = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: extrapolate, 1: interpolate
-
     params = f"yarn: factor={factor}, base={base}"
     theta = _theta(d_head, base, params)
-    inv_freq = (theta / factor) * ramp + theta * (1.0 - ramp)
+    if ramp == "paper":
+        turns = original * theta / (2 * math.pi)  # r_i = L / λ_i
+        if beta_fast == beta_slow:
+            gamma = (turns > beta_fast).to(torch.float64)
+        else:
+            gamma = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0.0, 1.0)
+        mix = 1.0 - gamma  # 0: extrapolate, 1: interpolate
+    else:
+        low = _yarn_correction_dim(beta_fast, d_head, base, original)
+        high = _yarn_correction_dim(beta_slow, d_head, base, original)
+        if truncate:
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d_head - 1)
+        if low == high:
+            high += 0.001  # avoid dividing by zero, as transformers does
+        pair = torch.arange(d_head // 2, dtype=torch.float64)
+        mix = ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 0: extrapolate, 1: interpolate
+    inv_freq = (theta / factor) * mix + theta * (1.0 - mix)
     return _result(inv_freq, attention_factor, params)
 
 
@@ -932,3 +967,149 @@ REAL_CONFIGS: dict[str, dict[str, object]] = {
         "source": "Qwen/Qwen3-8B model card (static YaRN for long texts) and config.json",
     },
 }
+
+
+@contextlib.contextmanager
+def swapped_rotary(
+    rotary: torch.nn.Module, inv_freq: torch.Tensor, attention_factor: float
+) -> Iterator[torch.nn.Module]:
+    """Run a transformers rotary embedding with other frequencies and attention factor, then restore.
+
+    A transformers ``*RotaryEmbedding`` (e.g. ``LlamaRotaryEmbedding``, ``model.model.rotary_emb``)
+    keeps the θ_i of its ``rope_type`` in the buffer ``inv_freq`` and the factor on cos and sin in
+    ``attention_scaling``; its forward computes cos(mθ_i)·a and sin(mθ_i)·a from them. Inside this
+    context both are replaced, e.g. by an entry of :data:`ROPE_SCALING`, so a trained model runs
+    under any scaling method without rebuilding it; on exit (also after an error) the originals
+    are put back.
+
+    Equation:
+        cos, sin = cos(m · θ'_i) · a', sin(m · θ'_i) · a'   (θ' = inv_freq, a' = attention_factor)
+
+    Args:
+        rotary: a module with a floating ``inv_freq`` buffer ``[d_head // 2]`` and a float
+            ``attention_scaling`` attribute.
+        inv_freq: the new θ'_i, a floating tensor of the buffer's shape, finite and > 0 (cast to
+            the buffer's dtype and device).
+        attention_factor: the new factor a' on cos and sin, a finite number > 0.
+
+    Returns:
+        A context manager yielding ``rotary``.
+
+    Raises:
+        TypeError: ``rotary`` has no ``inv_freq`` tensor or no ``attention_scaling``; ``inv_freq``
+            is not a floating tensor.
+        ValueError: ``inv_freq`` has another shape, is not finite and > 0; ``attention_factor``
+            is not finite and > 0.
+
+    Shapes:
+        inv_freq: [d_head // 2]
+
+    References:
+        transformers, ``LlamaRotaryEmbedding`` (``inv_freq``, ``attention_scaling``) and
+        ``modeling_rope_utils.ROPE_INIT_FUNCTIONS`` (code).
+    """
+    old = getattr(rotary, "inv_freq", None)
+    if not isinstance(old, torch.Tensor) or not hasattr(rotary, "attention_scaling"):
+        raise TypeError(
+            "rotary must be a rotary embedding module with an inv_freq tensor and an "
+            f"attention_scaling attribute, got {type(rotary).__name__}"
+        )
+    if not isinstance(inv_freq, torch.Tensor) or not inv_freq.is_floating_point():
+        raise TypeError(f"inv_freq must be a floating torch.Tensor, got {inv_freq!r:.80}")
+    if inv_freq.shape != old.shape:
+        raise ValueError(
+            f"inv_freq must have the buffer's shape {tuple(old.shape)}, got {tuple(inv_freq.shape)}"
+        )
+    if inv_freq.device.type != "meta" and not bool(
+        (torch.isfinite(inv_freq) & (inv_freq > 0)).all()
+    ):
+        raise ValueError("inv_freq must be finite and > 0")
+    factor = check_positive_float("attention_factor", attention_factor)
+    old_scaling = rotary.attention_scaling
+    rotary.inv_freq = inv_freq.detach().to(device=old.device, dtype=old.dtype)
+    setattr(rotary, "attention_scaling", factor)  # noqa: B010 (an attribute, not a submodule)
+    try:
+        yield rotary
+    finally:
+        rotary.inv_freq = old
+        setattr(rotary, "attention_scaling", old_scaling)  # noqa: B010
+
+
+@contextlib.contextmanager
+def stacked_rotary(
+    rotary: torch.nn.Module,
+    inv_freqs: torch.Tensor,
+    attention_factors: Sequence[float],
+    rows_per_table: int,
+) -> Iterator[torch.nn.Module]:
+    """Run several frequency tables in one forward pass: block k of the batch uses table k.
+
+    Like :func:`swapped_rotary`, for K tables at once: the batch of the next forward pass must hold
+    K blocks of ``rows_per_table`` sequences, block k rotated with ``inv_freqs[k]`` and scaled by
+    ``attention_factors[k]``. One pass over K·n sequences replaces K passes over n (a model whose
+    weights are dequantized at every call pays that once). It relies on the rotary forward of
+    transformers' Llama-family models, ``position_ids[..., None] * inv_freq`` then
+    ``cos(emb) * attention_scaling``, which broadcast over a ``[B, 1, d_head // 2]`` buffer and a
+    ``[B, 1, 1]`` factor; each row's tables are then bit-identical to :func:`swapped_rotary`'s.
+
+    Equation:
+        cos_b, sin_b = cos(m · θ^(k)) · a_k, sin(m · θ^(k)) · a_k,  k = ⌊b / rows_per_table⌋
+
+    Args:
+        rotary: a module with a floating ``inv_freq`` buffer ``[d_head // 2]`` and an
+            ``attention_scaling`` attribute.
+        inv_freqs: K tables, a floating tensor ``[K, d_head // 2]``, finite and > 0.
+        attention_factors: K factors on cos and sin, each finite and > 0.
+        rows_per_table: n, the sequences per block, a positive int.
+
+    Returns:
+        A context manager yielding ``rotary``; the batch must have K·n rows.
+
+    Raises:
+        TypeError: as :func:`swapped_rotary`; ``attention_factors`` not a sequence of numbers.
+        ValueError: ``inv_freqs`` not ``[K, d_head // 2]`` or not finite and > 0; K factors not
+            given; a factor not finite and > 0; ``rows_per_table`` < 1.
+
+    Shapes:
+        inv_freqs: [K, d_head // 2]
+
+    References:
+        transformers, ``LlamaRotaryEmbedding.forward`` (code).
+    """
+    old = getattr(rotary, "inv_freq", None)
+    if not isinstance(old, torch.Tensor) or not hasattr(rotary, "attention_scaling"):
+        raise TypeError(
+            "rotary must be a rotary embedding module with an inv_freq tensor and an "
+            f"attention_scaling attribute, got {type(rotary).__name__}"
+        )
+    if not isinstance(inv_freqs, torch.Tensor) or not inv_freqs.is_floating_point():
+        raise TypeError(f"inv_freqs must be a floating torch.Tensor, got {inv_freqs!r:.80}")
+    if inv_freqs.dim() != 2 or inv_freqs.shape[1:] != old.shape:
+        raise ValueError(
+            f"inv_freqs must have shape [K, {old.shape[0]}], got {tuple(inv_freqs.shape)}"
+        )
+    if inv_freqs.device.type != "meta" and not bool(
+        (torch.isfinite(inv_freqs) & (inv_freqs > 0)).all()
+    ):
+        raise ValueError("inv_freqs must be finite and > 0")
+    if isinstance(attention_factors, (str, bytes)) or not isinstance(attention_factors, Sequence):
+        raise TypeError(
+            f"attention_factors must be a sequence of numbers, got {type(attention_factors).__name__}"
+        )
+    if len(attention_factors) != inv_freqs.shape[0]:
+        raise ValueError(
+            f"attention_factors must hold K = {inv_freqs.shape[0]} factors, got "
+            f"{len(attention_factors)}"
+        )
+    factors = [check_positive_float("attention_factors", a) for a in attention_factors]
+    n = check_positive_int("rows_per_table", rows_per_table)
+    old_scaling = rotary.attention_scaling
+    table = inv_freqs.detach().to(device=old.device, dtype=old.dtype)
+    rotary.inv_freq = table.repeat_interleave(n, dim=0)[:, None, :]  # [K·n, 1, d_head // 2]
+    scaling = torch.tensor(factors, dtype=torch.float32, device=old.device)
+    setattr(rotary, "attention_scaling", scaling.repeat_interleave(n)[:, None, None])  # noqa: B010
+    try:
+        yield rotary
+    finally:
+        rotary.inv_freq = old
+        setattr(rotary, "attention_scaling", old_scaling)  # noqa: B010

@@ -19,6 +19,8 @@ from lib.rope_scaling import (
     longrope_scaling,
     pair_regimes,
     scaled_inv_freq,
+    stacked_rotary,
+    swapped_rotary,
     wavelengths,
     yarn_scaling,
     yarn_softmax_scale,
@@ -613,35 +615,32 @@ def test_real_config_gpt_oss_matches_transformers_defaults():
 # ------------------------------------------------------------------------------ pair regimes
 
 
-def test_pair_regimes_pinned_llama31_and_yarn():
-    """Llama 3.1 8B at s = 8: 29 kept, 6 in the band, 29 interpolated; YaRN's ramp is wider."""
-    theta = rope_inv_freq(128, 500000.0)
-    llama3, _ = llama3_scaling(128, 500000.0, **LLAMA31)
-    assert pair_regimes(theta, llama3, 8.0) == {
-        "unchanged": 29,
-        "between": 6,
-        "interpolated": 29,
-        "beyond": 0,
-    }
-    yarn, _ = yarn_scaling(128, 500000.0, factor=8.0, original_max_position_embeddings=8192)
-    assert pair_regimes(theta, yarn, 8.0) == {
-        "unchanged": 19,
-        "between": 16,
-        "interpolated": 29,
-        "beyond": 0,
-    }
+_REGIME_PINS = [
+    # (d_head, base, method, params, s, unchanged / between / interpolated / beyond)
+    (128, 500000.0, "llama3", LLAMA31, 8.0, (29, 6, 29, 0)),  # Llama 3.1 8B: a narrow band
+    (128, 500000.0, "yarn", {"factor": 8.0, "original_max_position_embeddings": 8192}, 8.0,
+     (19, 16, 29, 0)),  # YaRN's ramp is wider
+    (128, 500000.0, "yarn", {"factor": 8.0, "original_max_position_embeddings": 8192,
+                             "ramp": "paper"}, 8.0, (19, 16, 29, 0)),  # the paper's: same ends
+    # chapter 9's measurement (d_head 16, L 16, s 4): YaRN keeps pair 0, PI for the rest
+    (16, 10000.0, "yarn", {"factor": 4.0, "original_max_position_embeddings": 16}, 4.0,
+     (1, 0, 7, 0)),
+    # the paper's ramp in r puts pair 0 (2.5 turns < β_fast) on the ramp: nothing is kept
+    (16, 10000.0, "yarn", {"factor": 4.0, "original_max_position_embeddings": 16,
+                           "ramp": "paper"}, 4.0, (0, 1, 7, 0)),
+]  # fmt: skip
 
 
-def test_pair_regimes_tiny_scale_yarn_is_pi_but_pair_0():
-    """At d_head 16, L 16, s 4 (chapter 9's measurement) YaRN keeps pair 0 and interpolates the rest."""
+@pytest.mark.parametrize(("d_head", "base", "method", "params", "factor", "counts"), _REGIME_PINS)
+def test_pair_regimes_pinned(d_head, base, method, params, factor, counts):
+    theta = rope_inv_freq(d_head, base)
+    scaled, _ = ROPE_SCALING[method](d_head, base, **params)
+    assert pair_regimes(theta, scaled, factor) == dict(zip(PAIR_REGIMES, counts, strict=True))
+
+
+def test_pair_regimes_dynamic_beyond_s():
+    """Dynamic NTK at 4× its trained length (factor 2): α = 7 > s = 4 stretches pairs beyond s."""
     theta = rope_inv_freq(16, 10000.0)
-    yarn, _ = yarn_scaling(16, 10000.0, factor=4.0, original_max_position_embeddings=16)
-    assert pair_regimes(theta, yarn, 4.0) == {
-        "unchanged": 1,
-        "between": 0,
-        "interpolated": 7,
-        "beyond": 0,
-    }
     dynamic, _ = ROPE_SCALING["dynamic"](
         16, 10000.0, factor=2.0, max_position_embeddings=16, seq_len=64
     )  # α = 2·4 − 1 = 7 > s = 4: the slowest pairs are stretched beyond s
@@ -729,3 +728,222 @@ def test_pair_regimes_rejects_bad_input(kwargs, error, match):
     } | kwargs
     with pytest.raises(error, match=match):
         pair_regimes(args.pop("inv_freq"), args.pop("scaled"), args.pop("factor"), **args)
+
+
+# ------------------------------------------------------------------------------ YaRN's two ramps
+
+
+@given(
+    half=st.integers(2, 64),
+    log_base=st.floats(math.log(100.0), math.log(1e6)),
+    factor=st.floats(1.0, 64.0),
+    train_len=st.integers(2, 200_000),
+    beta_slow=st.floats(0.25, 4.0),
+    width=st.floats(0.5, 60.0),
+)
+def test_yarn_paper_ramp_is_gamma_of_turns(half, log_base, factor, train_len, beta_slow, width):
+    """ramp="paper": θ' = (1 − γ(r))·θ/s + γ(r)·θ, r = L/λ, γ linear in r (YaRN §3.2), float64."""
+    d, base, beta_fast = 2 * half, math.exp(log_base), beta_slow + width
+    inv, att = yarn_scaling(
+        d, base, factor=factor, original_max_position_embeddings=train_len,
+        beta_fast=beta_fast, beta_slow=beta_slow, ramp="paper",
+    )  # fmt: skip
+    theta = _theta(d, base)
+    r = train_len / (2 * math.pi / theta)
+    gamma = ((r - beta_slow) / (beta_fast - beta_slow)).clamp(0, 1)
+    expected = (1 - gamma) * theta / factor + gamma * theta
+    torch.testing.assert_close(inv, expected.float(), rtol=2e-6, atol=0)
+    assert att == pytest.approx(0.1 * math.log(factor) + 1 if factor > 1 else 1.0, rel=1e-12)
+    # the same rule as Llama 3.1's with low = β_slow, high = β_fast (its wavelength bounds L/a, L/b)
+    as_llama3, _ = llama3_scaling(
+        d, base, factor=factor, low_freq_factor=beta_slow, high_freq_factor=beta_fast,
+        original_max_position_embeddings=train_len,
+    )  # fmt: skip
+    torch.testing.assert_close(inv, as_llama3, rtol=2e-6, atol=0)
+
+
+def test_yarn_paper_ramp_pinned_chapter9_pair0():
+    """d_head 16, L 16, s 4: pair 0 makes 16/2π = 2.55 turns, γ = 0.050, stretch 3.479 (paper ramp);
+    the reference code's ramp keeps it (its lower index −3 is clipped to 0)."""
+    paper, _ = yarn_scaling(
+        16, 10000.0, factor=4.0, original_max_position_embeddings=16, ramp="paper"
+    )
+    index, _ = yarn_scaling(16, 10000.0, factor=4.0, original_max_position_embeddings=16)
+    gamma = (16 / (2 * math.pi) - 1) / 31
+    assert 1 / paper[0].item() == pytest.approx(1 / ((1 - gamma) / 4 + gamma), rel=1e-6)
+    assert 1 / paper[0].item() == pytest.approx(3.4793, abs=1e-4)
+    assert index[0].item() == 1.0
+    torch.testing.assert_close(paper[1:], index[1:])  # every other pair is divided by s in both
+
+
+def test_yarn_ramps_agree_where_the_clip_is_idle_at_the_ends():
+    """Llama 3 8B at s 8: both ramps keep the fastest and interpolate the slowest pairs alike."""
+    kw = {"factor": 8.0, "original_max_position_embeddings": 8192}
+    paper, _ = yarn_scaling(128, 500000.0, **kw, ramp="paper")
+    index, _ = yarn_scaling(128, 500000.0, **kw)
+    theta = rope_inv_freq(128, 500000.0)
+    assert torch.equal(paper[:10], theta[:10]) and torch.equal(index[:10], theta[:10])
+    torch.testing.assert_close(paper[-20:], index[-20:])
+    assert not torch.allclose(paper, index)  # the middle differs: index vs r
+
+
+@pytest.mark.parametrize(
+    ("ramp", "error"), [("r", ValueError), ("Paper", ValueError), (1, TypeError)]
+)
+def test_yarn_ramp_rejects_unknown(ramp, error):
+    with pytest.raises(error, match="ramp"):
+        yarn_scaling(16, 10000.0, factor=2.0, original_max_position_embeddings=16, ramp=ramp)
+
+
+# ------------------------------------------------------------------------------ swapped_rotary
+
+
+def _rotary(rope_parameters: dict, d: int = 64, max_pos: int = 8192):
+    import transformers
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = transformers.LlamaConfig(
+        hidden_size=2 * d, num_attention_heads=2, head_dim=d, num_hidden_layers=1,
+        max_position_embeddings=max_pos, rope_parameters=rope_parameters,
+    )  # fmt: skip
+    return LlamaRotaryEmbedding(config)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192},
+        {"rope_type": "linear", "factor": 4.0},
+        {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+         "original_max_position_embeddings": 8192},
+    ],
+)  # fmt: skip
+def test_swapped_rotary_equals_transformers_scaled_module(params):
+    """A default rotary module with a scaled module's θ' and factor swapped in = that module."""
+    default = _rotary({"rope_type": "default", "rope_theta": 100000.0})
+    scaled = _rotary({**params, "rope_theta": 100000.0})
+    x = torch.zeros(1, 300, 64)
+    positions = torch.arange(300)[None]
+    want = scaled(x, positions)
+    before = default(x, positions)
+    with swapped_rotary(default, scaled.inv_freq.clone(), scaled.attention_scaling):
+        got = default(x, positions)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    after = default(x, positions)
+    assert torch.equal(after[0], before[0]) and torch.equal(after[1], before[1])
+    # lib's registry entry for the same method gives the same tables within float32 rounding
+    name = params.pop("rope_type")
+    inv, att = ROPE_SCALING[name](64, 100000.0, **params)
+    with swapped_rotary(default, inv, att):
+        got = default(x, positions)
+    torch.testing.assert_close(got[0], want[0], rtol=0, atol=2e-5)
+    assert default.attention_scaling == 1.0
+
+
+def test_swapped_rotary_restores_after_an_error():
+    rotary = _rotary({"rope_type": "default", "rope_theta": 10000.0})
+    old = rotary.inv_freq
+    with pytest.raises(RuntimeError, match="boom"), swapped_rotary(rotary, old / 2, 1.5):
+        assert rotary.attention_scaling == 1.5 and torch.equal(rotary.inv_freq, old / 2)
+        raise RuntimeError("boom")
+    assert rotary.inv_freq is old and rotary.attention_scaling == 1.0
+
+
+def test_swapped_rotary_on_meta():
+    with torch.device("meta"):
+        rotary = _rotary({"rope_type": "default", "rope_theta": 10000.0})
+    with swapped_rotary(rotary, torch.empty(32, device="meta"), 2.0) as module:
+        assert module.inv_freq.is_meta and module.attention_scaling == 2.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"rotary": torch.nn.Linear(2, 2)}, TypeError, "rotary"),
+        ({"inv_freq": [1.0] * 32}, TypeError, "inv_freq"),
+        ({"inv_freq": torch.ones(32, dtype=torch.int64)}, TypeError, "inv_freq"),
+        ({"inv_freq": torch.ones(16)}, ValueError, "shape"),
+        ({"inv_freq": torch.full((32,), float("nan"))}, ValueError, "inv_freq"),
+        ({"inv_freq": -torch.ones(32)}, ValueError, "inv_freq"),
+        ({"attention_factor": 0.0}, ValueError, "attention_factor"),
+        ({"attention_factor": "1"}, TypeError, "attention_factor"),
+    ],
+)
+def test_swapped_rotary_rejects_bad_input(kwargs, error, match):
+    args = {
+        "rotary": _rotary({"rope_type": "default", "rope_theta": 10000.0}),
+        "inv_freq": torch.ones(32),
+        "attention_factor": 1.0,
+    } | kwargs
+    with pytest.raises(error, match=match), swapped_rotary(**args):
+        pass
+
+
+def test_swapped_rotary_on_smollm2_logits():
+    """SmolLM2-135M: its own θ swapped in gives bit-identical logits; lib's default entry (θ in
+    float64, rounded once) differs from transformers' float32 θ by at most one ulp, and moves
+    the logits by < 1e-3; PI (linear, factor 4) moves them by far more."""
+    from lib.smollm import load_smollm
+
+    model, tokenizer = load_smollm()
+    rotary = model.model.rotary_emb
+    ids = torch.tensor([tokenizer("The river bank was quiet in the morning.")["input_ids"]])
+    with torch.no_grad():
+        native = model(ids).logits
+        with swapped_rotary(rotary, rotary.inv_freq.clone(), rotary.attention_scaling):
+            same = model(ids).logits
+        inv, att = ROPE_SCALING["default"](64, 100000.0)
+        assert (inv - rotary.inv_freq).abs().max() <= torch.finfo(torch.float32).eps * 1.0
+        with swapped_rotary(rotary, inv, att):
+            registry = model(ids).logits
+        with swapped_rotary(rotary, *ROPE_SCALING["linear"](64, 100000.0, factor=4.0)):
+            pi = model(ids).logits
+        after = model(ids).logits
+    assert torch.equal(same, native) and torch.equal(after, native)
+    assert (registry - native).abs().max() < 1e-3
+    assert (pi - native).abs().max() > 0.1
+
+
+def test_stacked_rotary_rows_equal_swapped_rotary_bit_for_bit():
+    """Block k of one stacked pass = a pass with table k swapped in, exactly; restored after."""
+    rotary = _rotary({"rope_type": "default", "rope_theta": 100000.0})
+    tables = [
+        ROPE_SCALING["default"](64, 100000.0),
+        ROPE_SCALING["linear"](64, 100000.0, factor=4.0),
+        ROPE_SCALING["yarn"](64, 100000.0, factor=4.0, original_max_position_embeddings=8192),
+    ]
+    n, T = 2, 50
+    positions = torch.arange(T).repeat(3 * n, 1) + torch.arange(3 * n)[:, None]  # rows differ
+    x = torch.zeros(3 * n, T, 64)
+    with stacked_rotary(rotary, torch.stack([t[0] for t in tables]), [t[1] for t in tables], n):
+        cos, sin = rotary(x, positions)
+    for k, (inv, att) in enumerate(tables):
+        rows = slice(k * n, (k + 1) * n)
+        with swapped_rotary(rotary, inv, att):
+            want_cos, want_sin = rotary(x[rows], positions[rows])
+        assert torch.equal(cos[rows], want_cos) and torch.equal(sin[rows], want_sin)
+    assert rotary.inv_freq.shape == (32,) and rotary.attention_scaling == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"rotary": torch.nn.Linear(2, 2)}, TypeError, "rotary"),
+        ({"inv_freqs": torch.ones(32)}, ValueError, "shape"),
+        ({"inv_freqs": torch.ones(2, 32, dtype=torch.int64)}, TypeError, "inv_freqs"),
+        ({"inv_freqs": torch.zeros(2, 32)}, ValueError, "inv_freqs"),
+        ({"attention_factors": [1.0]}, ValueError, "K = 2"),
+        ({"attention_factors": "ab"}, TypeError, "attention_factors"),
+        ({"attention_factors": [1.0, -1.0]}, ValueError, "attention_factors"),
+        ({"rows_per_table": 0}, ValueError, "rows_per_table"),
+    ],
+)
+def test_stacked_rotary_rejects_bad_input(kwargs, error, match):
+    args = {
+        "rotary": _rotary({"rope_type": "default", "rope_theta": 10000.0}),
+        "inv_freqs": torch.ones(2, 32),
+        "attention_factors": [1.0, 1.0],
+        "rows_per_table": 1,
+    } | kwargs
+    with pytest.raises(error, match=match), stacked_rotary(**args):
+        pass
