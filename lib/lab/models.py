@@ -300,6 +300,7 @@ class DecoderEnsemble:
         rope: tuple[torch.Tensor, float] | None = ...,
         keep_pairs: torch.Tensor | None = ...,
         position_offset: int = ...,
+        window: int | None = ...,
         return_attention: Literal[False] = ...,
     ) -> torch.Tensor: ...
 
@@ -311,6 +312,7 @@ class DecoderEnsemble:
         rope: tuple[torch.Tensor, float] | None = ...,
         keep_pairs: torch.Tensor | None = ...,
         position_offset: int = ...,
+        window: int | None = ...,
         return_attention: Literal[True],
     ) -> tuple[torch.Tensor, list[AttentionRecord]]: ...
 
@@ -321,6 +323,7 @@ class DecoderEnsemble:
         rope: tuple[torch.Tensor, float] | None = None,
         keep_pairs: torch.Tensor | None = None,
         position_offset: int = 0,
+        window: int | None = None,
         return_attention: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, list[AttentionRecord]]:
         """Logits of every model: ``input_ids [S, B, T]`` (or ``[B, T]``) → ``[S, B, T, V]``.
@@ -339,6 +342,10 @@ class DecoderEnsemble:
                 those of the input; only the absolute positions move (the lab's
                 "positions only" condition). The relative biases (ALiBi, T5) and NoPE see
                 distances only and are unchanged by it.
+            window: ``None`` (every earlier key), or an int >= 1: query ``i`` attends only to
+                keys ``j`` with ``0 <= i − j < window`` in every layer (a sliding window, the
+                lab's distractor-distance control: with ``window = L`` no query sees more keys,
+                or a longer distance, than in training).
             return_attention: also return one :class:`AttentionRecord` per layer.
 
         Returns:
@@ -347,8 +354,8 @@ class DecoderEnsemble:
         Raises:
             TypeError: ``input_ids`` is not an integer tensor.
             ValueError: wrong shape, an id out of range, ``position_offset + T`` past a learned
-                table, a negative ``position_offset``, or ``rope`` given for a scheme without
-                RoPE.
+                table, a negative ``position_offset``, a ``window`` < 1, or ``rope`` given for a
+                scheme without RoPE.
 
         Shapes:
             input_ids: [S, B, T] or [B, T] -> logits: [S, B, T, V]
@@ -406,6 +413,10 @@ class DecoderEnsemble:
         if bias is None:
             future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # [T, T]
             bias = torch.zeros(seq_len, seq_len).masked_fill(future, float("-inf"))
+        if window is not None:
+            window = check_int("window", window, minimum=1)
+            distance = torch.arange(seq_len)[:, None] - torch.arange(seq_len)  # [T, T]: i − j
+            bias = bias.masked_fill(distance >= window, float("-inf"))
         records: list[AttentionRecord] = []
         if keep_pairs is not None:
             shape = (self.config.n_layers, self.d_head // 2)
