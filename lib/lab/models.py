@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, overload
 
 import torch
 import torch.nn.functional as F
@@ -292,30 +291,6 @@ class DecoderEnsemble:
         angles = rope_angles(torch.arange(offset, offset + seq_len), inv_freq)  # [T, d_head/2]
         return angles.cos() * attention_factor, angles.sin() * attention_factor
 
-    @overload
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        *,
-        rope: tuple[torch.Tensor, float] | None = ...,
-        keep_pairs: torch.Tensor | None = ...,
-        position_offset: int = ...,
-        window: int | None = ...,
-        return_attention: Literal[False] = ...,
-    ) -> torch.Tensor: ...
-
-    @overload
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        *,
-        rope: tuple[torch.Tensor, float] | None = ...,
-        keep_pairs: torch.Tensor | None = ...,
-        position_offset: int = ...,
-        window: int | None = ...,
-        return_attention: Literal[True],
-    ) -> tuple[torch.Tensor, list[AttentionRecord]]: ...
-
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -324,8 +299,8 @@ class DecoderEnsemble:
         keep_pairs: torch.Tensor | None = None,
         position_offset: int = 0,
         window: int | None = None,
-        return_attention: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, list[AttentionRecord]]:
+        records: list[AttentionRecord] | None = None,
+    ) -> torch.Tensor:
         """Logits of every model: ``input_ids [S, B, T]`` (or ``[B, T]``) → ``[S, B, T, V]``.
 
         Args:
@@ -346,10 +321,11 @@ class DecoderEnsemble:
                 keys ``j`` with ``0 <= i − j < window`` in every layer (a sliding window, the
                 lab's distractor-distance control: with ``window = L`` no query sees more keys,
                 or a longer distance, than in training).
-            return_attention: also return one :class:`AttentionRecord` per layer.
+            records: ``None``, or a list to which one :class:`AttentionRecord` per layer is
+                appended (the rotated queries and keys and the attention weights).
 
         Returns:
-            The logits, or ``(logits, records)`` with ``return_attention``.
+            The logits.
 
         Raises:
             TypeError: ``input_ids`` is not an integer tensor.
@@ -417,7 +393,8 @@ class DecoderEnsemble:
             window = check_int("window", window, minimum=1)
             distance = torch.arange(seq_len)[:, None] - torch.arange(seq_len)  # [T, T]: i − j
             bias = bias.masked_fill(distance >= window, float("-inf"))
-        records: list[AttentionRecord] = []
+        if records is not None and not isinstance(records, list):
+            raise TypeError(f"records must be None or a list, got {type(records).__name__}")
         if keep_pairs is not None:
             shape = (self.config.n_layers, self.d_head // 2)
             if not isinstance(keep_pairs, torch.Tensor) or tuple(keep_pairs.shape) != shape:
@@ -442,14 +419,14 @@ class DecoderEnsemble:
             scores = (q @ k.transpose(-2, -1)).div_(math.sqrt(d_head)).add_(bias)
             weights = torch.softmax(scores, dim=-1)  # [S, B, H, T, T]
             del scores
-            if return_attention:
+            if records is not None:
                 records.append(AttentionRecord(q.detach(), k.detach(), weights.detach()))
             out = weights @ v  # [S, B, H, T, d_head]
             out = out.transpose(2, 3).reshape(n_models, batch, seq_len, heads * d_head)
             h = h + _linear(out, p[f"layers.{layer}.o_proj.weight"])
         h = _layer_norm(h, p["norm.weight"], p["norm.bias"])
         logits = _linear(h, p["lm_head.weight"])  # [S, B, T, V]
-        return (logits, records) if return_attention else logits
+        return logits
 
     __call__ = forward
 

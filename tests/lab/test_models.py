@@ -120,7 +120,8 @@ def test_keep_pairs_zeroes_pairs_of_q_and_k():
     zero_q = ensemble.copy()
     zero_q.params["layers.0.q_proj.weight"].zero_()
     torch.testing.assert_close(ensemble(ids, keep_pairs=nothing), zero_q(ids))
-    _, records = ensemble(ids, keep_pairs=nothing, return_attention=True)
+    records = []
+    ensemble(ids, keep_pairs=nothing, records=records)
     assert torch.count_nonzero(records[0].q) == 0
     with pytest.raises(ValueError, match="keep_pairs"):
         ensemble(ids, keep_pairs=everything[:, :1])
@@ -176,8 +177,10 @@ def test_position_offset_leaves_rope_scores_relative():
     ids = torch.randint(0, TINY.vocab_size, (2, 8), generator=torch.Generator().manual_seed(1))
     rope = DecoderEnsemble("rope", TINY, (0, 1))
     torch.testing.assert_close(rope(ids, position_offset=24), rope(ids), atol=1e-5, rtol=0)
-    _, records = rope(ids, position_offset=24, return_attention=True)
-    _, plain = rope(ids, return_attention=True)
+    records, plain = [], []
+    rope(ids, position_offset=24, records=records)
+    rope(ids, records=plain)
+    assert len(records) == len(plain) == TINY.n_layers
     assert not torch.allclose(records[0].q, plain[0].q)  # the rotation itself did move
 
 
