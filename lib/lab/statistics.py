@@ -107,7 +107,7 @@ def seed_interval(
         r_j = (1/S) Σ_s y[s, j] − ȳ · count[j], ȳ = Σ_{s,j} y[s, j] / (S M)
         se_seq² = N / (N − 1) · Σ_j r_j² / M²  (+ the baseline set's own, if separate)
         ν = (Σ_k v_k)² / Σ_k v_k² / ν_k over the terms v_k (se_seed²: ν = S − 1; each se_seq²: N − 1)
-        interval = ā ± t_{ν, (1 + level)/2} · √(se_seed² + se_seq²)
+        interval = ā ± t_{ν, (1 + level)/2} · √(se_seed² + se_seq²), clipped to [0, 1] ([−1, 1])
 
     Args:
         correct: ``[S, N]`` correct predictions of each seed's model in each sequence,
@@ -120,8 +120,8 @@ def seed_interval(
         level: the interval's nominal coverage, a float in (0, 1).
 
     Returns:
-        An :class:`Interval` ``(estimate, low, high)`` of Python floats; accuracies are not
-        clipped to [0, 1].
+        An :class:`Interval` ``(estimate, low, high)`` of Python floats, clipped to the range
+        the truth lies in: [0, 1] for an accuracy, [−1, 1] for a difference.
 
     Raises:
         TypeError: ``correct``, ``count`` or ``baseline`` is not real numbers.
@@ -171,7 +171,11 @@ def seed_interval(
     denominator = sum(v**2 / dof for v, dof in terms)
     dof = se2**2 / denominator if denominator > 0 else float(n_seeds - 1)
     half = float(student_t.ppf((1 + level) / 2, dof)) * se2**0.5
-    return Interval(float(estimate), float(estimate) - half, float(estimate) + half)
+    # the truth lies in [0, 1] (an accuracy) or [−1, 1] (a difference): clipping the interval
+    # to that range never removes it, so the coverage is unchanged
+    floor = 0.0 if baseline is None else -1.0
+    centre = float(estimate)
+    return Interval(centre, max(floor, centre - half), min(1.0, centre + half))
 
 
 def _sequence_term(y: torch.Tensor, counts: torch.Tensor) -> tuple[float, int]:

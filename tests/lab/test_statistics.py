@@ -136,7 +136,22 @@ def test_seed_interval_pinned_values():
     result = seed_interval(same, count)
     # ȳ = 0.6; r = (1 − 3, 5 − 3) = (−2, 2); se² = 2 · 8 / 100 = 0.16, ν = N − 1 = 1
     assert result.estimate == pytest.approx(0.6, abs=1e-12)
-    assert result.high - result.estimate == pytest.approx(6.313751514675041 * 0.4, abs=1e-12)
+    # t with 1 dof: 6.31 · 0.4 at 90 % passes both ends (clipped); at 50 %, t = 1.0 exactly
+    assert (result.low, result.high) == (0.0, 1.0)
+    half = seed_interval(same, count, level=0.5)
+    assert half.low == pytest.approx(0.6 - 0.4, abs=1e-12) and half.high == 1.0
+
+
+def test_seed_interval_is_clipped_to_the_range_of_the_truth():
+    # seeds at 0.9, 1.0, 1.0: mean 0.967, half-width 2.92 · 0.0333 = 0.097 would pass 1
+    correct = torch.tensor([[4.0, 5.0], [5.0, 5.0], [5.0, 5.0]])
+    count = torch.tensor([5.0, 5.0])
+    result = seed_interval(correct, count)
+    assert result.high == 1.0 and 0.0 < result.low < result.estimate < 1.0
+    zero = seed_interval(torch.zeros(3, 2), count, baseline=correct)  # a difference near −1
+    assert -1.0 <= zero.low < zero.estimate < zero.high < 0.0
+    worst = seed_interval(correct.flip(0) * 0, count, baseline=correct)
+    assert worst.low >= -1.0
 
 
 def test_paired_difference_of_a_variant_with_itself_is_exactly_zero():
@@ -164,7 +179,10 @@ def test_seed_interval_is_centred_on_the_mean_of_the_seeds(data):
     mean = (correct.sum(1) / count_t.sum()).mean().item()
     assert result.estimate == pytest.approx(mean, abs=1e-12)
     assert result.low <= result.estimate <= result.high
-    assert result.high - result.estimate == pytest.approx(result.estimate - result.low, abs=1e-12)
+    if 0.0 < result.low and result.high < 1.0:  # symmetric unless clipped to [0, 1]
+        assert result.high - result.estimate == pytest.approx(
+            result.estimate - result.low, abs=1e-12
+        )
     wider = seed_interval(correct, count_t, level=0.99)
     assert wider.low <= result.low + 1e-12 and wider.high >= result.high - 1e-12
 
