@@ -153,6 +153,13 @@ class EnsembleEval:
 
         True when both drew the same number of sequences of the same length and period range
         from the same data seed (the position offset and the window change no token).
+
+        Args:
+            other: another :class:`EnsembleEval`.
+
+        Returns:
+            Whether the two were scored on the same sequences (False if either does not record
+            its period range or data seed).
         """
         if self.period_range is None or self.data_seed is None:
             return False
