@@ -6,11 +6,14 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.stats import norm
+from scipy.stats import t as scipy_t
 
 from lib.lab import (
     seed_interval,
     seed_spread,
 )
+from lib.lab.statistics import student_t_quantile
 
 
 def test_seed_spread_takes_the_lower_middle_seed_for_an_even_count():
@@ -219,3 +222,20 @@ def test_seed_interval_is_centred_on_the_mean_of_the_seeds(data):
 def test_seed_interval_refuses_bad_input(args, kwargs, error, match):
     with pytest.raises(error, match=match):
         seed_interval(*args, **kwargs)
+
+
+@pytest.mark.parametrize("dof", [1.0, 1.5, 2.0, 3.7, 10.0, 63.0, 1e3])
+@pytest.mark.parametrize("probability", [0.5, 0.75, 0.95, 0.975, 0.999])
+def test_student_t_quantile_equals_scipy(probability, dof):
+    assert student_t_quantile(probability, dof) == pytest.approx(
+        float(scipy_t.ppf(probability, dof)), abs=1e-9
+    )
+
+
+def test_student_t_quantile_becomes_the_normal_one_and_refuses_bad_input():
+    assert student_t_quantile(0.95, 1e9) == pytest.approx(float(norm.ppf(0.95)), abs=1e-9)
+    # at 1e5 dof the difference of two lgamma values of ~5e4 keeps ~1e-11 of absolute precision
+    assert student_t_quantile(0.999, 1e5) == pytest.approx(float(scipy_t.ppf(0.999, 1e5)), abs=1e-7)
+    for probability, dof in ((0.4, 2.0), (1.0, 2.0), (0.95, 0.0)):
+        with pytest.raises(ValueError, match=r"probability|dof"):
+            student_t_quantile(probability, dof)
