@@ -2,17 +2,19 @@
 
 The expected answers of the first three are computed here from the formulas (not from
 :mod:`lib.lab`), with the lab's default sizes: training length 32, evaluation up to
-4 × 32 = 128, width 64, 4 heads. The fourth is an experiment: the reader predicts, measures,
-and the checker compares the prediction with the measurement.
+4 × 32 = 128, width 64, 4 heads. The fourth is an experiment in two checks: the reader's
+prediction is recorded first (``ch12-far-predict``), then the measurement is compared with it
+(``ch12-far-experiment``); a prediction made after measuring is refused.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
-from lib.exercises import exercise, require, require_int, require_real
+from lib.exercises import ExerciseFailed, exercise, require, require_int, require_real
 from lib.lab import EnsembleEval
 
 CHAPTER = "13_comparison_lab"
@@ -168,52 +170,113 @@ def _fake_eval(seq_len: int, condition: str, accuracy: list[float]) -> EnsembleE
     )
 
 
-def _experiment(prediction: str, plain: list[float], yarn: list[float], **kw) -> dict:
+#: The prediction log of exercise 4: the prediction recorded before the first measurement, and
+#: whether a measurement has been checked. Module state on purpose: it lives as long as the
+#: reader's kernel, so a prediction cannot be written after measuring.
+_LOG: dict[str, Any] = {"prediction": None, "measured": False}
+#: What exercise 4 predicts: which of the two scores higher at 8L (median over the seeds).
+FAR_CHOICES = ("plain", "yarn")
+
+
+def _reset_log() -> None:
+    """Forget the recorded prediction and measurement (a fresh kernel; used by the tests)."""
+    _LOG.update(prediction=None, measured=False)
+
+
+def _predict_wrong() -> list[object]:
+    _reset_log()  # a kernel that has already measured: a valid prediction now is refused
+    _LOG.update(prediction="plain", measured=True)
+    return ["both", "YaRN", 1, "yarn"]
+
+
+def _predict_right() -> str:
+    _reset_log()  # a fresh kernel: nothing measured yet
+    return "yarn"
+
+
+@exercise(
+    "ch12-far-predict",
+    chapter=CHAPTER,
+    wrong_answers=_predict_wrong,
+    right_answer=_predict_right,
+)
+def check_far_predict(answer: str) -> None:
+    """Record, before measuring, which variant will score higher at 8L: ``"plain"`` or ``"yarn"``.
+
+    Any well-formed prediction is recorded (it is not right or wrong until measured); once a
+    measurement has been checked, a new prediction is refused and the recorded one stands.
+
+    Args:
+        answer: ``"plain"`` or ``"yarn"``.
+
+    Raises:
+        ExerciseFailed: a malformed prediction, or a prediction made after measuring.
+    """
+    require(
+        answer in FAR_CHOICES,
+        f"the prediction must be one of {list(FAR_CHOICES)} (which scores higher), got {answer!r}",
+    )
+    if _LOG["measured"]:
+        raise ExerciseFailed(
+            "you have measured already, so this is no longer a prediction; the one recorded "
+            f"before measuring stands: {_LOG['prediction']!r}. (Restart the kernel to start over.)"
+        )
+    _LOG["prediction"] = answer
+    print(f"Prediction recorded: {answer!r}. Now measure (next cell).")
+
+
+def _experiment(plain: list[float], yarn: list[float], **kw) -> dict:
     seq_len, condition = kw.get("seq_len", FAR_LEN), kw.get("condition", "seen")
     return {
-        "prediction": prediction,
         "plain": _fake_eval(seq_len, condition, plain),
         "yarn": _fake_eval(seq_len, condition, yarn),
     }
 
 
+def _measure_wrong() -> list[object]:
+    low, high = [0.5, 0.6, 0.4], [0.9, 0.8, 0.95]
+    answers: list[object] = [
+        _experiment(low, high, seq_len=4 * TRAIN_LEN),
+        _experiment(low, high, condition="unseen"),
+        _experiment([0.5], [0.9]),  # a single seed
+        {"plain": 0.5, "yarn": 0.9},
+        0.9,
+    ]
+    _reset_log()  # then: measured without a prediction, and a prediction contradicted
+    answers.append(_experiment(low, high))
+    return answers
+
+
+def _measure_right() -> dict:
+    _reset_log()
+    _LOG["prediction"] = "yarn"
+    return _experiment([0.5, 0.6, 0.4], [0.9, 0.8, 0.95])
+
+
 @exercise(
     "ch12-far-experiment",
     chapter=CHAPTER,
-    wrong_answers=lambda: [
-        _experiment("plain", [0.5, 0.6, 0.4], [0.9, 0.8, 0.95]),  # prediction contradicted
-        _experiment("yarn", [0.9, 0.8, 0.95], [0.5, 0.6, 0.4]),  # the other way round
-        _experiment("yarn", [0.5, 0.6, 0.4], [0.9, 0.8, 0.95], seq_len=4 * TRAIN_LEN),
-        _experiment("yarn", [0.5, 0.6, 0.4], [0.9, 0.8, 0.95], condition="unseen"),
-        _experiment("yarn", [0.5], [0.9]),  # a single seed
-        _experiment("both", [0.5, 0.6, 0.4], [0.9, 0.8, 0.95]),
-        {"prediction": "yarn"},
-        0.9,
-    ],
-    right_answer=lambda: _experiment("yarn", [0.5, 0.6, 0.4], [0.9, 0.8, 0.95]),
+    wrong_answers=_measure_wrong,
+    right_answer=_measure_right,
 )
 def check_far_experiment(answer: dict) -> None:
-    """A prediction ("plain" or "yarn" scores higher at 8L, seen distances) and both measurements.
+    """Compare the two measurements at 8L with the prediction recorded before measuring.
 
     The checker reads the two :class:`lib.lab.EnsembleEval` results, takes the median accuracy
-    over the seeds of each, and accepts the answer when the prediction names the higher one.
+    over the seeds of each, and accepts when the prediction recorded by ``ch12-far-predict``
+    (before this check) names the higher one.
 
     Args:
-        answer: ``{"prediction": "plain" or "yarn", "plain": EnsembleEval,
-            "yarn": EnsembleEval}``, the two results of :func:`lib.lab.evaluate_ensemble` at
-            T = 8L, condition ``"seen"``.
+        answer: ``{"plain": EnsembleEval, "yarn": EnsembleEval}``, the two results of
+            :func:`lib.lab.evaluate_ensemble` at T = 8L, condition ``"seen"``.
 
     Raises:
-        ExerciseFailed: the answer is wrong (the message says what to look at).
+        ExerciseFailed: a malformed answer, no prediction recorded first, or a measurement that
+            contradicts the prediction (the message says what to look at).
     """
     require(
-        isinstance(answer, dict) and {"prediction", "plain", "yarn"} <= set(answer),
-        'answer must be a dict with the keys "prediction", "plain" and "yarn"',
-    )
-    prediction = answer["prediction"]
-    require(
-        prediction in ("plain", "yarn"),
-        f'"prediction" must be "plain" or "yarn" (which scores higher), got {prediction!r}',
+        isinstance(answer, dict) and {"plain", "yarn"} <= set(answer),
+        'answer must be a dict with the keys "plain" and "yarn"',
     )
     for key in ("plain", "yarn"):
         result = answer[key]
@@ -230,19 +293,26 @@ def check_far_experiment(answer: dict) -> None:
         require(
             result.condition == "seen",
             f'answer["{key}"] used condition {result.condition!r}; use "seen" (training\'s '
-            "periods, so only the positions are new)",
+            "periods in a longer input)",
         )
         require(
             result.accuracy.numel() >= 3,
             f'answer["{key}"] holds {result.accuracy.numel()} model(s); evaluate the whole '
             "ensemble (at least 3 seeds) so that the median means something",
         )
+    prediction = _LOG["prediction"]
+    _LOG["measured"] = True
+    require(
+        prediction is not None,
+        "no prediction was recorded before this measurement: run the prediction cell "
+        "(check('ch12-far-predict', ...)) first. Your measurement now counts as seen.",
+    )
     plain = float(answer["plain"].accuracy.median())
     yarn = float(answer["yarn"].accuracy.median())
     measured = "yarn" if yarn > plain else "plain"
     require(
         prediction == measured,
-        f"your prediction {prediction!r} is contradicted by your own measurement: median "
+        f"your prediction {prediction!r} is contradicted by your measurement: median "
         f"accuracy plain {plain:.2f}, yarn {yarn:.2f}. Which pairs does YaRN leave alone, and "
-        "which does it interpolate? (Rerun, then change the prediction only if you can say why.)",
+        "which does it interpolate? Write down why before you look again.",
     )

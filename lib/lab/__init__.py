@@ -71,6 +71,7 @@ from lib.lab.evaluation import EnsembleEval, EvalResult, evaluate_decoder, evalu
 from lib.lab.experiment import (
     LAB_CONDITIONS,
     SHIFTED,
+    WINDOWED,
     ExtrapolationLab,
     LabResult,
     run_extrapolation_lab,
@@ -88,7 +89,7 @@ from lib.lab.schemes import (
     SinusoidalPositions,
     T5BiasPositions,
 )
-from lib.lab.statistics import Interval, SeedSpread, bootstrap_interval, seed_spread
+from lib.lab.statistics import Interval, SeedSpread, seed_interval, seed_spread
 from lib.lab.tasks import (
     CONDITIONS,
     IGNORE_INDEX,
@@ -154,9 +155,10 @@ __all__ = [  # noqa: RUF022 (in the order of the package's modules, as the API p
     "SeedSpread",
     "seed_spread",
     "Interval",
-    "bootstrap_interval",
+    "seed_interval",
     # lib.lab.experiment
     "SHIFTED",
+    "WINDOWED",
     "LAB_CONDITIONS",
     "LabResult",
     "run_lab",

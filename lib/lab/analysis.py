@@ -70,7 +70,8 @@ def head_scores(
         n_sequences, seq_len, config.vocab_size, generator=torch.Generator().manual_seed(seed)
     )
     with single_thread():
-        _, records = ensemble(batch.input_ids, return_attention=True)
+        records: list[AttentionRecord] = []
+        ensemble(batch.input_ids, records=records)
     t = torch.arange(seq_len)
     previous = (t[None, :] == t[:, None] - 1).float()  # [T, T], key t-1 of query t
     j, q_pos = t[None, None, :], t[None, :, None]  # [1, 1, T], [1, T, 1]

@@ -123,11 +123,14 @@ class EnsembleEval:
         n_above: scored positions with the earliest answer key at or past it.
         per_position: ``[S, T]`` float64, accuracy at each position (NaN where none scored).
         sequence_correct: ``[S, N]`` float64, correct predictions of each model in each of the
-            ``N`` sequences (what :func:`lib.lab.bootstrap_interval` resamples).
+            ``N`` sequences (what :func:`lib.lab.seed_interval` reads).
         sequence_count: ``[N]`` float64, scored predictions in each sequence (the same for
             every model).
         position_offset: the position id of every sequence's first token (0 unless the
             "positions only" condition shifted them).
+        period_range: the ``(low, high)`` periods the sequences were drawn from.
+        data_seed: the seed of the evaluation data.
+        window: the attention window (``None``: every earlier key).
     """
 
     seq_len: int
@@ -141,6 +144,33 @@ class EnsembleEval:
     sequence_correct: torch.Tensor | None = None
     sequence_count: torch.Tensor | None = None
     position_offset: int = 0
+    period_range: tuple[int, int] | None = None
+    data_seed: int | None = None
+    window: int | None = None
+
+    def shares_sequences_with(self, other: EnsembleEval) -> bool:
+        """Whether ``other`` was scored on the very same sequences (a paired comparison).
+
+        True when both drew the same number of sequences of the same length and period range
+        from the same data seed (the position offset and the window change no token).
+
+        Args:
+            other: another :class:`EnsembleEval`.
+
+        Returns:
+            Whether the two were scored on the same sequences (False if either does not record
+            its period range or data seed).
+        """
+        if self.period_range is None or self.data_seed is None:
+            return False
+        return (
+            self.seq_len == other.seq_len
+            and self.period_range == other.period_range
+            and self.data_seed == other.data_seed
+            and self.sequence_count is not None
+            and other.sequence_count is not None
+            and self.sequence_count.shape == other.sequence_count.shape
+        )
 
 
 @torch.no_grad()
@@ -154,6 +184,7 @@ def evaluate_ensemble(
     rope: tuple[torch.Tensor, float] | None = None,
     keep_pairs: torch.Tensor | None = None,
     position_offset: int = 0,
+    window: int | None = None,
     batch_size: int = 64,
     chunk_tokens: int = 1024,
 ) -> EnsembleEval:
@@ -178,6 +209,8 @@ def evaluate_ensemble(
         position_offset: the position id of each sequence's first token, an int >= 0 (see
             :meth:`DecoderEnsemble.forward`): the "positions only" condition evaluates
             training-length sequences at positions ``position_offset .. position_offset + T − 1``.
+        window: ``None``, or attend only to the last ``window`` keys (see
+            :meth:`DecoderEnsemble.forward`; the distractor-distance control uses ``L``).
         batch_size: sequences drawn from the data generator at a time (this fixes the data).
         chunk_tokens: tokens per forward pass (at least one sequence), an int >= 1.
 
@@ -197,6 +230,8 @@ def evaluate_ensemble(
     seed = check_int("seed", seed, minimum=0)
     batch_size = check_positive_int("batch_size", batch_size)
     position_offset = check_int("position_offset", position_offset, minimum=0)
+    if window is not None:
+        window = check_int("window", window, minimum=1)
     chunk = max(1, check_positive_int("chunk_tokens", chunk_tokens) // seq_len)
     train_len = ensemble.config.train_len
     period_range = CONDITIONS[condition](seq_len, train_len)
@@ -223,7 +258,11 @@ def evaluate_ensemble(
             predicted = torch.cat(
                 [
                     ensemble(
-                        ids, rope=rope, keep_pairs=keep_pairs, position_offset=position_offset
+                        ids,
+                        rope=rope,
+                        keep_pairs=keep_pairs,
+                        position_offset=position_offset,
+                        window=window,
                     ).argmax(dim=-1)
                     for ids in batch.input_ids.split(chunk)
                 ],
@@ -254,4 +293,7 @@ def evaluate_ensemble(
         sequence_correct=torch.cat(sequence_correct, dim=1),
         sequence_count=torch.cat(sequence_count),
         position_offset=position_offset,
+        period_range=period_range,
+        data_seed=seed,
+        window=window,
     )

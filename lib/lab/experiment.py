@@ -17,7 +17,7 @@ from lib.lab.config import LabConfig
 from lib.lab.evaluation import EnsembleEval, EvalResult, evaluate_decoder, evaluate_ensemble
 from lib.lab.models import DecoderEnsemble, TinyDecoder, build_decoder
 from lib.lab.schemes import POSITION_SCHEMES
-from lib.lab.statistics import Interval, bootstrap_interval, seed_spread
+from lib.lab.statistics import Interval, seed_interval, seed_spread
 from lib.lab.tasks import CONDITIONS
 from lib.lab.training import train_decoder, train_ensemble
 from lib.lab.variants import FINE_TUNED_VARIANTS, SCALED_VARIANTS, scaled_rope_frequencies
@@ -141,10 +141,16 @@ def run_lab(
 #: distance are those of training; only the absolute positions are new (from ``L`` on).
 SHIFTED = "shifted"
 
+#: The distractor-distance control: the very sequences of ``"seen"`` at ``T`` (training's
+#: periods in a ``T``-token input), with every query attending only to its last ``L`` keys.
+#: Every answer (at distance ``n − 1 < L``) stays in view; no query sees more keys, or a key
+#: farther back, than in training. ``"seen"`` minus this is the effect of the far keys.
+WINDOWED = "windowed"
+
 #: Every condition :func:`run_extrapolation_lab` evaluates: the two of :data:`CONDITIONS`
-#: (``"seen"``: training's periods in a longer input; ``"unseen"``: periods growing with ``T``)
-#: and :data:`SHIFTED`.
-LAB_CONDITIONS: tuple[str, ...] = (*CONDITIONS, SHIFTED)
+#: (``"seen"``: training's periods in a longer input; ``"unseen"``: periods growing with ``T``),
+#: :data:`SHIFTED` and :data:`WINDOWED`.
+LAB_CONDITIONS: tuple[str, ...] = (*CONDITIONS, SHIFTED, WINDOWED)
 
 
 @dataclass
@@ -208,22 +214,58 @@ class ExtrapolationLab:
     def interval(
         self, variant: str, condition: str, seq_len: int, *, level: float = 0.9
     ) -> Interval:
-        """Mean accuracy over seeds with its two-level bootstrap interval (seeds, then sequences).
+        """Mean accuracy over seeds with its t-interval (seeds and shared sequences).
 
         Args:
             variant: a trained scheme or a RoPE variant that was evaluated.
             condition: one of :data:`LAB_CONDITIONS`.
             seq_len: an evaluated length.
-            level: the interval's coverage, in (0, 1).
+            level: the interval's nominal coverage, in (0, 1).
 
         Returns:
-            :func:`lib.lab.bootstrap_interval` of the evaluation's per-sequence counts.
+            :func:`lib.lab.seed_interval` of the evaluation's per-sequence counts.
 
         Raises:
             KeyError: a variant, condition or length that was not run.
         """
         result = self.results[variant][condition][seq_len]
-        return bootstrap_interval(result.sequence_correct, result.sequence_count, level=level)
+        return seed_interval(result.sequence_correct, result.sequence_count, level=level)
+
+    def difference(
+        self,
+        a: tuple[str, str, int],
+        b: tuple[str, str, int],
+        *,
+        level: float = 0.9,
+    ) -> Interval:
+        """Paired difference ``accuracy(a) − accuracy(b)`` over seeds, with its t-interval.
+
+        ``a`` and ``b`` are ``(variant, condition, seq_len)``. Seed ``s`` of every variant
+        starts from the same weights and data, so the seeds are paired; when both were scored
+        on the same sequences (:meth:`EnsembleEval.shares_sequences_with`) the sequences are
+        paired too, otherwise both evaluation sets' sampling errors count
+        (:func:`lib.lab.seed_interval` with ``baseline``).
+
+        Args:
+            a: ``(variant, condition, seq_len)`` of the first accuracy.
+            b: the same for the baseline.
+            level: the interval's nominal coverage, in (0, 1).
+
+        Returns:
+            An :class:`Interval` of the difference.
+
+        Raises:
+            KeyError: a variant, condition or length that was not run.
+        """
+        first = self.results[a[0]][a[1]][a[2]]
+        second = self.results[b[0]][b[1]][b[2]]
+        return seed_interval(
+            first.sequence_correct,
+            first.sequence_count,
+            baseline=second.sequence_correct,
+            baseline_count=None if first.shares_sequences_with(second) else second.sequence_count,
+            level=level,
+        )
 
 
 def _evaluate_all(
@@ -249,8 +291,16 @@ def _evaluate_all(
                 rope=rope,
             )
         if seq_len == config.train_len:
-            out[SHIFTED][seq_len] = out["seen"][seq_len]
-        else:  # training-length sequences at the last L positions of a T-token input
+            out[SHIFTED][seq_len] = out[WINDOWED][seq_len] = out["seen"][seq_len]
+        else:
+            out[WINDOWED][seq_len] = evaluate_ensemble(
+                ensemble,
+                seq_len,
+                condition="seen",
+                n_sequences=max(1, tokens // seq_len),
+                rope=rope,
+                window=config.train_len,
+            )  # training-length sequences at the last L positions of a T-token input
             out[SHIFTED][seq_len] = evaluate_ensemble(
                 ensemble,
                 config.train_len,

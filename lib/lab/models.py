@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, overload
 
 import torch
 import torch.nn.functional as F
@@ -292,28 +291,6 @@ class DecoderEnsemble:
         angles = rope_angles(torch.arange(offset, offset + seq_len), inv_freq)  # [T, d_head/2]
         return angles.cos() * attention_factor, angles.sin() * attention_factor
 
-    @overload
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        *,
-        rope: tuple[torch.Tensor, float] | None = ...,
-        keep_pairs: torch.Tensor | None = ...,
-        position_offset: int = ...,
-        return_attention: Literal[False] = ...,
-    ) -> torch.Tensor: ...
-
-    @overload
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        *,
-        rope: tuple[torch.Tensor, float] | None = ...,
-        keep_pairs: torch.Tensor | None = ...,
-        position_offset: int = ...,
-        return_attention: Literal[True],
-    ) -> tuple[torch.Tensor, list[AttentionRecord]]: ...
-
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -321,8 +298,9 @@ class DecoderEnsemble:
         rope: tuple[torch.Tensor, float] | None = None,
         keep_pairs: torch.Tensor | None = None,
         position_offset: int = 0,
-        return_attention: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, list[AttentionRecord]]:
+        window: int | None = None,
+        records: list[AttentionRecord] | None = None,
+    ) -> torch.Tensor:
         """Logits of every model: ``input_ids [S, B, T]`` (or ``[B, T]``) → ``[S, B, T, V]``.
 
         Args:
@@ -339,16 +317,21 @@ class DecoderEnsemble:
                 those of the input; only the absolute positions move (the lab's
                 "positions only" condition). The relative biases (ALiBi, T5) and NoPE see
                 distances only and are unchanged by it.
-            return_attention: also return one :class:`AttentionRecord` per layer.
+            window: ``None`` (every earlier key), or an int >= 1: query ``i`` attends only to
+                keys ``j`` with ``0 <= i − j < window`` in every layer (a sliding window, the
+                lab's distractor-distance control: with ``window = L`` no query sees more keys,
+                or a longer distance, than in training).
+            records: ``None``, or a list to which one :class:`AttentionRecord` per layer is
+                appended (the rotated queries and keys and the attention weights).
 
         Returns:
-            The logits, or ``(logits, records)`` with ``return_attention``.
+            The logits.
 
         Raises:
             TypeError: ``input_ids`` is not an integer tensor.
             ValueError: wrong shape, an id out of range, ``position_offset + T`` past a learned
-                table, a negative ``position_offset``, or ``rope`` given for a scheme without
-                RoPE.
+                table, a negative ``position_offset``, a ``window`` < 1, or ``rope`` given for a
+                scheme without RoPE.
 
         Shapes:
             input_ids: [S, B, T] or [B, T] -> logits: [S, B, T, V]
@@ -406,7 +389,12 @@ class DecoderEnsemble:
         if bias is None:
             future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # [T, T]
             bias = torch.zeros(seq_len, seq_len).masked_fill(future, float("-inf"))
-        records: list[AttentionRecord] = []
+        if window is not None:
+            window = check_int("window", window, minimum=1)
+            distance = torch.arange(seq_len)[:, None] - torch.arange(seq_len)  # [T, T]: i − j
+            bias = bias.masked_fill(distance >= window, float("-inf"))
+        if records is not None and not isinstance(records, list):
+            raise TypeError(f"records must be None or a list, got {type(records).__name__}")
         if keep_pairs is not None:
             shape = (self.config.n_layers, self.d_head // 2)
             if not isinstance(keep_pairs, torch.Tensor) or tuple(keep_pairs.shape) != shape:
@@ -431,14 +419,14 @@ class DecoderEnsemble:
             scores = (q @ k.transpose(-2, -1)).div_(math.sqrt(d_head)).add_(bias)
             weights = torch.softmax(scores, dim=-1)  # [S, B, H, T, T]
             del scores
-            if return_attention:
+            if records is not None:
                 records.append(AttentionRecord(q.detach(), k.detach(), weights.detach()))
             out = weights @ v  # [S, B, H, T, d_head]
             out = out.transpose(2, 3).reshape(n_models, batch, seq_len, heads * d_head)
             h = h + _linear(out, p[f"layers.{layer}.o_proj.weight"])
         h = _layer_norm(h, p["norm.weight"], p["norm.bias"])
         logits = _linear(h, p["lm_head.weight"])  # [S, B, T, V]
-        return (logits, records) if return_attention else logits
+        return logits
 
     __call__ = forward
 

@@ -236,7 +236,7 @@ def extrapolation_figure(
     """Accuracy against length with error bars; buttons and a menu switch views.
 
     With ``intervals`` each point is the given estimate with its interval (the lab's mean over
-    seeds with its bootstrap interval, :meth:`lib.lab.ExtrapolationLab.interval`); without, the
+    seeds with its t-interval, :meth:`lib.lab.ExtrapolationLab.interval`); without, the
     median over seeds with the range from the worst to the best seed.
 
     One trace per variant; its point at length ``T`` is the median over seeds and its error bar

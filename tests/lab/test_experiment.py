@@ -14,6 +14,7 @@ from lib.lab import (
     LAB_CONDITIONS,
     SCALED_VARIANTS,
     SHIFTED,
+    WINDOWED,
     LabConfig,
     LabResult,
     evaluate_decoder,
@@ -80,10 +81,17 @@ def test_run_extrapolation_lab_small():
     expected = ["rope", "alibi", *SCALED_VARIANTS, *FINE_TUNED_VARIANTS]
     assert list(lab.results) == expected
     for name in expected:
-        assert set(lab.results[name]) == {*CONDITIONS, SHIFTED} == set(LAB_CONDITIONS)
+        assert set(lab.results[name]) == {*CONDITIONS, SHIFTED, WINDOWED} == set(LAB_CONDITIONS)
         # at T = L every condition is one evaluation
         assert lab.results[name]["seen"][8] is lab.results[name]["unseen"][8]
         assert lab.results[name]["seen"][8] is lab.results[name][SHIFTED][8]
+        assert lab.results[name]["seen"][8] is lab.results[name][WINDOWED][8]
+        # the window control: the very sequences of "seen" at T, attention limited to L keys
+        windowed, seen = lab.results[name][WINDOWED][16], lab.results[name]["seen"][16]
+        assert (windowed.seq_len, windowed.window, seen.window) == (16, 8, None)
+        assert windowed.shares_sequences_with(seen) and seen.shares_sequences_with(windowed)
+        assert not seen.shares_sequences_with(lab.results[name]["unseen"][16])
+        assert lab.results[name][SHIFTED][16].shares_sequences_with(lab.results[name]["seen"][8])
         assert lab.accuracy(name, "unseen", 16).shape == (2,)
         # positions only: training-length sequences (the ones evaluated at L), shifted by T − L
         shifted = lab.results[name][SHIFTED][16]
@@ -92,6 +100,14 @@ def test_run_extrapolation_lab_small():
         interval = lab.interval(name, "unseen", 16)
         assert interval.low <= interval.estimate <= interval.high
         assert interval.estimate == pytest.approx(float(lab.accuracy(name, "unseen", 16).mean()))
+    # paired differences: a variant against itself is exactly 0; the same sequences pair
+    assert tuple(lab.difference(("rope", "seen", 16), ("rope", "seen", 16))) == (0.0, 0.0, 0.0)
+    paired = lab.difference(("rope", "seen", 16), ("rope", WINDOWED, 16))
+    diff = lab.accuracy("rope", "seen", 16) - lab.accuracy("rope", WINDOWED, 16)
+    assert paired.estimate == pytest.approx(float(diff.mean()), abs=1e-12)
+    across = lab.difference(("rope", "seen", 8), ("rope", "unseen", 16))  # two evaluation sets
+    diff = lab.accuracy("rope", "seen", 8) - lab.accuracy("rope", "unseen", 16)
+    assert across.estimate == pytest.approx(float(diff.mean()), abs=1e-12)
     # ALiBi sees distances only: shifting every position changes no prediction
     assert torch.equal(lab.accuracy("alibi", SHIFTED, 16), lab.accuracy("alibi", "seen", 8))
     # zero-shot variants are the rope models: same accuracy at L

@@ -120,7 +120,8 @@ def test_keep_pairs_zeroes_pairs_of_q_and_k():
     zero_q = ensemble.copy()
     zero_q.params["layers.0.q_proj.weight"].zero_()
     torch.testing.assert_close(ensemble(ids, keep_pairs=nothing), zero_q(ids))
-    _, records = ensemble(ids, keep_pairs=nothing, return_attention=True)
+    records = []
+    ensemble(ids, keep_pairs=nothing, records=records)
     assert torch.count_nonzero(records[0].q) == 0
     with pytest.raises(ValueError, match="keep_pairs"):
         ensemble(ids, keep_pairs=everything[:, :1])
@@ -176,8 +177,10 @@ def test_position_offset_leaves_rope_scores_relative():
     ids = torch.randint(0, TINY.vocab_size, (2, 8), generator=torch.Generator().manual_seed(1))
     rope = DecoderEnsemble("rope", TINY, (0, 1))
     torch.testing.assert_close(rope(ids, position_offset=24), rope(ids), atol=1e-5, rtol=0)
-    _, records = rope(ids, position_offset=24, return_attention=True)
-    _, plain = rope(ids, return_attention=True)
+    records, plain = [], []
+    rope(ids, position_offset=24, records=records)
+    rope(ids, records=plain)
+    assert len(records) == len(plain) == TINY.n_layers
     assert not torch.allclose(records[0].q, plain[0].q)  # the rotation itself did move
 
 
@@ -187,3 +190,24 @@ def test_position_offset_errors():
         DecoderEnsemble("rope", TINY, (0,))(ids, position_offset=-1)
     with pytest.raises(ValueError, match="past the learned table"):
         DecoderEnsemble("learned", TINY, (0,))(ids, position_offset=TINY.max_len - 7)
+
+
+def test_window_limits_every_query_to_its_last_keys():
+    """With a window w, token 0 reaches position t of a 2-layer model only if t <= 2(w − 1)."""
+    generator = torch.Generator().manual_seed(3)
+    ids = torch.randint(0, TINY.vocab_size, (2, 16), generator=generator)
+    other = ids.clone()
+    other[:, 0] = (ids[:, 0] + 1) % TINY.vocab_size  # change the first token only
+    for scheme in ("rope", "alibi", "t5", "learned", "none"):
+        ensemble = DecoderEnsemble(scheme, TINY, (0, 1))
+        assert torch.equal(ensemble(ids, window=16), ensemble(ids)), scheme  # window >= T
+        window = 3
+        moved = (ensemble(ids, window=window) - ensemble(other, window=window)).abs()
+        moved = moved.amax(dim=(0, 1, 3))  # [T]
+        reach = 2 * (window - 1)  # two layers, each reaching w − 1 tokens back
+        assert bool((moved[reach + 1 :] == 0).all()), scheme
+        assert bool((moved[: reach + 1] > 0).all()), scheme
+        full = (ensemble(ids) - ensemble(other)).abs().amax(dim=(0, 1, 3))
+        assert bool((full[reach + 1 :] > 0).all()), scheme  # without the window they change
+    with pytest.raises(ValueError, match="window"):
+        DecoderEnsemble("rope", TINY, (0,))(ids, window=0)
