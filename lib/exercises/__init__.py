@@ -151,6 +151,34 @@ def require_int(answer: object, message: str) -> int:
     return int(answer)
 
 
+def record_prediction(
+    log: dict[str, Any], prediction: object, next_step: str, *, quote: bool = False
+) -> None:
+    """Record a predict-then-measure exercise's prediction, or refuse one made after measuring.
+
+    ``log`` is the exercise's per-kernel record, ``{"prediction": ..., "measured": bool}``; its
+    measurement checker sets ``measured``. A prediction is accepted while nothing has been
+    measured; afterwards the one recorded before stands and a new one raises.
+
+    Args:
+        log: the exercise's record (mutated: ``log["prediction"] = prediction``).
+        prediction: the reader's checked prediction.
+        next_step: what to do next, printed after the recorded prediction.
+        quote: show predictions with ``repr`` (strings in quotes) instead of ``str``.
+
+    Raises:
+        ExerciseFailed: a measurement was checked already.
+    """
+    show = repr if quote else str
+    if log["measured"]:
+        raise ExerciseFailed(
+            "you have measured already, so this is no longer a prediction; the one recorded "
+            f"before measuring stands: {show(log['prediction'])}. (Restart the kernel to start over.)"
+        )
+    log["prediction"] = prediction
+    print(f"Prediction recorded: {show(prediction)}. {next_step}")
+
+
 def exercise(
     exercise_id: str,
     *,

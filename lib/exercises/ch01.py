@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require, require_function
+from lib.exercises import ExerciseFailed, exercise, record_prediction, require, require_function
 
 CHAPTER = "01_token_ids_to_vectors"
 
@@ -296,13 +296,7 @@ def check_grad_predict(answer: object) -> None:
         ExerciseFailed: a malformed prediction, or one made after measuring.
     """
     prediction = _as_prediction(answer)
-    if _LOG["measured"]:
-        raise ExerciseFailed(
-            "you have measured already, so this is no longer a prediction; the one recorded "
-            f"before measuring stands: {_LOG['prediction']}. (Restart the kernel to start over.)"
-        )
-    _LOG["prediction"] = prediction
-    print(f"Prediction recorded: {prediction}. Now measure it with autograd (next cell).")
+    record_prediction(_LOG, prediction, "Now measure it with autograd (next cell).")
 
 
 def _right_grad(d: int = 3) -> torch.Tensor:

@@ -20,7 +20,14 @@ import torch.nn.functional as F
 
 from lib.corpus import WORD_CLASSES, generate_corpus
 from lib.count_vectors import ppmi, svd_vectors
-from lib.exercises import ExerciseFailed, exercise, require, require_function, require_int
+from lib.exercises import (
+    ExerciseFailed,
+    exercise,
+    record_prediction,
+    require,
+    require_function,
+    require_int,
+)
 from lib.glove import cooccurrence_matrix
 from lib.similarity import neighbour_class_share
 from lib.vocab import build_vocab
@@ -400,13 +407,7 @@ def check_glove_window_predict(answer: object) -> None:
         isinstance(answer, str) and answer in GLOVE_WINDOW_OUTCOMES,
         f"answer must be one of {list(GLOVE_WINDOW_OUTCOMES)}, got {answer!r}",
     )
-    if _GLOVE_LOG["measured"]:
-        raise ExerciseFailed(
-            "you have measured already, so this is no longer a prediction; the one recorded before "
-            f"measuring stands: {_GLOVE_LOG['prediction']!r}. (Restart the kernel to start over.)"
-        )
-    _GLOVE_LOG["prediction"] = answer
-    print(f"Prediction recorded: {answer!r}. Now measure (next cell).")
+    record_prediction(_GLOVE_LOG, answer, "Now measure (next cell).", quote=True)
 
 
 def glove_window_outcome(across: torch.Tensor, within: torch.Tensor) -> str:

@@ -14,7 +14,14 @@ from unittest import mock
 import torch
 from torch import nn
 
-from lib.exercises import ExerciseFailed, exercise, require, require_function, require_int
+from lib.exercises import (
+    ExerciseFailed,
+    exercise,
+    record_prediction,
+    require,
+    require_function,
+    require_int,
+)
 from lib.tiny_lm import DECODER_CONFIGS, TinyLM, count_parameters, decoder_parameters
 
 CHAPTER = "04_weight_tying"
@@ -182,13 +189,7 @@ def check_data_sharing_predict(answer: object) -> None:
             f"answer must be a dict with the keys {sorted(SHARE_OPTIMIZERS)} and bool values"
         )
     require(all(isinstance(v, bool) for v in answer.values()), "every value must be True or False")
-    if _LOG["measured"]:
-        raise ExerciseFailed(
-            "you have measured already, so this is no longer a prediction; the one recorded "
-            f"before measuring stands: {_LOG['prediction']}. (Restart the kernel to start over.)"
-        )
-    _LOG["prediction"] = dict(answer)
-    print(f"Prediction recorded: {answer}. Now measure (next exercise cell).")
+    record_prediction(_LOG, dict(answer), "Now measure (next exercise cell).")
 
 
 def _measure_wrong() -> list[object]:

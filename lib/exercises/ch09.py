@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require, require_real
+from lib.exercises import ExerciseFailed, exercise, record_prediction, require, require_real
 from lib.rope import rope_inv_freq
 from lib.rope_scaling import ROPE_SCALING
 
@@ -328,13 +328,7 @@ def check_ablation_predict(answer: object) -> None:
         ExerciseFailed: a malformed prediction, or a prediction made after measuring.
     """
     prediction = _check_prediction(answer)
-    if _LOG["measured"]:
-        raise ExerciseFailed(
-            "you have measured already, so this is no longer a prediction; the one recorded "
-            f"before measuring stands: {_LOG['prediction']}. (Restart the kernel to start over.)"
-        )
-    _LOG["prediction"] = prediction
-    print(f"Prediction recorded: {prediction}. Now measure (next cell).")
+    record_prediction(_LOG, prediction, "Now measure (next cell).")
 
 
 def _measurement(pair0: list[float], slow: list[float], **kw: list[float]) -> dict[str, Any]:

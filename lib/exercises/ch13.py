@@ -14,7 +14,13 @@ from typing import Any
 
 import torch
 
-from lib.exercises import ExerciseFailed, exercise, require, require_int, require_real
+from lib.exercises import (
+    exercise,
+    record_prediction,
+    require,
+    require_int,
+    require_real,
+)
 from lib.lab import EnsembleEval
 
 CHAPTER = "13_comparison_lab"
@@ -216,13 +222,7 @@ def check_far_predict(answer: str) -> None:
         answer in FAR_CHOICES,
         f"the prediction must be one of {list(FAR_CHOICES)} (which scores higher), got {answer!r}",
     )
-    if _LOG["measured"]:
-        raise ExerciseFailed(
-            "you have measured already, so this is no longer a prediction; the one recorded "
-            f"before measuring stands: {_LOG['prediction']!r}. (Restart the kernel to start over.)"
-        )
-    _LOG["prediction"] = answer
-    print(f"Prediction recorded: {answer!r}. Now measure (next cell).")
+    record_prediction(_LOG, answer, "Now measure (next cell).", quote=True)
 
 
 def _experiment(plain: list[float], yarn: list[float], **kw) -> dict:
